@@ -4,7 +4,7 @@ figures in docs/performance.md and docs/security.md)."""
 
 from __future__ import annotations
 
-from rein.bench.sandbox import SESSION, bench_asks, bench_start
+from rein.bench.sandbox import SESSION, bench_asks, bench_start, bench_walks
 
 
 def test_the_bench_times_true_without_and_with_the_sandbox() -> None:
@@ -22,3 +22,9 @@ def test_the_session_asks_only_for_what_leaves_the_sandbox() -> None:
     assert sandboxed["asked"] == sandboxed["left_sandbox"] == 1
     assert asked["asked"] == 3 and asked["left_sandbox"] == 0
     assert len(SESSION) == 30
+
+
+def test_the_bookkeeping_is_timed_per_workspace_size() -> None:
+    rows = bench_walks(sizes=(0, 40), samples=2)
+    assert [r["folders"] for r in rows] == [0, 40]
+    assert all(0 < r["p50_ms"] <= r["p95_ms"] and r["samples"] == 2 for r in rows)

@@ -6,15 +6,19 @@ Real bubblewrap, real git."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rein.process.runner import SubprocessRunner
 from rein.sandboxing import BwrapSandbox, SandboxSettings
-from rein.sandboxing.nested_git import NestedRepositories, nested_git
+from rein.sandboxing import nested_git as nested_git_module
+from rein.sandboxing.nested_git import FolderTree, NestedRepositories, nested_git
 from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status
 
@@ -115,3 +119,34 @@ def test_the_walk_finds_every_nested_git_and_follows_no_link(tmp_path: Path) -> 
     seen.before()
     (ws / "d" / ".git").mkdir(parents=True)
     assert seen.planted() == [str(ws / "d" / ".git")]
+
+
+def test_a_later_look_reads_only_the_folders_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    for sub in ("a/b/c", "a/d", "e"):
+        (ws / sub).mkdir(parents=True)
+    hour_ago = time.time() - 3600
+    for folder in [ws, *ws.rglob("*")]:
+        os.utime(folder, (hour_ago, hour_ago))
+    tree = FolderTree(str(ws))
+    assert tree.look() == set()
+    read: list[str] = []
+    real_scandir = os.scandir
+
+    def counted(path: str) -> Iterator[os.DirEntry[str]]:
+        if isinstance(path, str):  # (rmtree reads by descriptor)
+            read.append(os.path.relpath(path, ws))
+        return real_scandir(path)
+
+    monkeypatch.setattr(nested_git_module.os, "scandir", counted)
+    assert tree.look() == set() and read == []
+    (ws / "a" / "b" / "c" / ".git").mkdir()
+    shutil.rmtree(ws / "e")
+    (ws / "a" / "d" / "new" / "deeper").mkdir(parents=True)
+    (ws / "a" / "d" / "new" / "deeper" / ".git").write_text("gitdir: ../../b\n")
+    assert tree.look() == {str(ws / "a/b/c/.git"), str(ws / "a/d/new/deeper/.git")}
+    assert sorted(read) == [".", "a/b/c", "a/d", "a/d/new", "a/d/new/deeper"]
+    shutil.rmtree(ws / "a" / "d")
+    assert tree.look() == {str(ws / "a/b/c/.git")}

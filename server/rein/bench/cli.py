@@ -65,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
                 args.json,
             )
         elif target == "sandbox":
-            from rein.bench.sandbox import SAMPLES, bench_asks, bench_start
+            from rein.bench.sandbox import SAMPLES, bench_asks, bench_start, bench_walks
 
             samples = int(args.n) if args.n and args.what == "sandbox" else SAMPLES
             print_rows(
@@ -76,6 +76,11 @@ def main(args: argparse.Namespace) -> int:
             print_rows(
                 "sandbox: 30 typical commands, how often the person is asked",
                 bench_asks(),
+                args.json,
+            )
+            print_rows(
+                "sandbox: Rein's bookkeeping per command (policy, git repositories below the root)",
+                bench_walks(),
                 args.json,
             )
         elif target == "isolated":

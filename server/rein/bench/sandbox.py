@@ -13,10 +13,17 @@
   does: a command whose refused host the person allowed for the session
   runs again inside; one that fails with the note otherwise runs again
   with ``unsandboxed: true`` and a reason.
+* **walks**: Rein's own bookkeeping around each sandboxed command in a
+  workspace of 0, 3,000 and 30,000 folders (the policy, and the walks
+  that find the git repositories below the root before the command and
+  the ones it made after it, :mod:`rein.sandboxing.nested_git`): the
+  median milliseconds of ``wrap`` plus ``after_run``, beside the start
+  measured above.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import tempfile
@@ -187,6 +194,50 @@ async def _session(policy: str, commands: tuple[str, ...]) -> dict[str, Any]:
             "failed": len(failed),
             "which_failed": "; ".join(failed),
         }
+
+
+#: Folders in the workspaces the bookkeeping is measured in.
+WALK_SIZES = (0, 3_000, 30_000)
+
+
+def _folders(root: Path, count: int) -> None:
+    """``count`` folders under ``root``, 30 to a folder, a file in each."""
+    made = 0
+    pending = [root]
+    while made < count:
+        parent = pending.pop(0)
+        for i in range(min(30, count - made)):
+            child = parent / f"d{i}"
+            child.mkdir()
+            (child / "m.py").write_text("x = 1\n")
+            pending.append(child)
+            made += 1
+    # A workspace not made this instant (a folder changed in the last two
+    # seconds is read again at every look: rein.sandboxing.nested_git).
+    hour_ago = time.time() - 3600
+    for folder in [root, *root.rglob("d*")]:
+        os.utime(folder, (hour_ago, hour_ago))
+
+
+def bench_walks(sizes: tuple[int, ...] = WALK_SIZES, samples: int = 9) -> list[dict[str, Any]]:
+    """``wrap`` plus ``after_run`` of one sandboxed command (not run) in
+    workspaces of ``sizes`` folders: a row each."""
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as ws:
+            _folders(Path(ws), size)
+            sandbox = BwrapSandbox(ws)
+            if sandbox.unavailable() is not None:
+                return [{"folders": size, "unavailable": sandbox.unavailable()}]
+            times = []
+            for _ in range(samples + 1):
+                started = time.perf_counter()
+                sandbox.wrap(["bash", "-c", "true"], cwd=ws)
+                sandbox.after_run()
+                times.append(time.perf_counter() - started)
+            p50, p95 = _percentiles(times[1:])
+            rows.append({"folders": size, "samples": samples, "p50_ms": p50, "p95_ms": p95})
+    return rows
 
 
 def bench_asks(commands: tuple[str, ...] = SESSION) -> list[dict[str, Any]]:

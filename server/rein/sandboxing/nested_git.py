@@ -12,10 +12,16 @@ module finds the others: the ones there before a command are made
 read-only for it, and one it creates is moved aside after it
 (:func:`rein.sandboxing.local.move_aside`).
 
-The walk does not follow symlinks (a link is mounted as what it points
-to, and the workspace's own links point where they point for git too)
-and does not enter a ``.git``. It is bounded: past :data:`MAX_FOLDERS`
-folders it stops and logs it (such a workspace's deeper repositories go
+Looking is cheap after the first time: :class:`FolderTree` remembers every
+folder with its modification time and inode, and a look stats each one
+and reads again only the folders whose entries changed (a ``.git`` made
+or renamed into a folder changes that folder's time). The first look
+reads every folder; a folder changed in the last two seconds when it was
+read is read again at the next look (a change in the same tick of the
+file system's clock leaves the time as it was). Neither follows symlinks (a link is mounted as what it
+points to, and the workspace's own links point where they point for git
+too) nor enters a ``.git``. Past :data:`MAX_FOLDERS` folders the first
+look stops and logs it (such a workspace's deeper repositories go
 unwatched).
 """
 
@@ -23,47 +29,132 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
+import time
 
-__all__ = ["MAX_FOLDERS", "NestedRepositories", "nested_git"]
+__all__ = ["MAX_FOLDERS", "FolderTree", "NestedRepositories", "nested_git"]
 
 log = logging.getLogger(__name__)
 
-#: Folders walked at most per look (a workspace with more is walked that far).
+#: Folders remembered at most (a workspace with more is looked at that far).
 MAX_FOLDERS = 200_000
 
+#: A folder changed this recently (nanoseconds) when it was read is read
+#: again at the next look: a change in the same tick of the file system's
+#: clock would leave its time as it was.
+RECENT_NS = 2_000_000_000
 
-def nested_git(root: str, *, max_folders: int = MAX_FOLDERS) -> frozenset[str]:
-    """Every ``.git`` entry (folder, file or link) below ``root``, as
-    absolute paths, but ``root``'s own."""
-    found: list[str] = []
-    pending = [root]
-    walked = 0
-    while pending:
-        folder = pending.pop()
-        walked += 1
-        if walked > max_folders:
-            log.warning(
-                "sandbox: stopped looking for git repositories below %s after %d folders",
-                root,
-                max_folders,
-            )
-            break
+
+class FolderTree:
+    """The folders below ``root`` as last seen, and the ``.git`` entries
+    among them (but the root's own)."""
+
+    def __init__(self, root: str, max_folders: int = MAX_FOLDERS) -> None:
+        self.root = root
+        self.max_folders = max_folders
+        #: folder -> (mtime_ns, inode) when its entries were last read.
+        self._seen: dict[str, tuple[int, int]] = {}
+        #: folder -> its child folders then.
+        self._children: dict[str, list[str]] = {}
+        #: The ``.git`` entries found (absolute paths).
+        self._git: set[str] = set()
+        self._full_logged = False
+
+    def look(self) -> frozenset[str]:
+        """Every ``.git`` entry (folder, file or link) below the root now,
+        as absolute paths: the folders whose entries changed since the last
+        look are read again (all of them the first time)."""
+        if not self._seen:
+            self._read_new(self.root)
+        else:
+            for folder in list(self._seen):
+                if folder not in self._seen:
+                    continue  # dropped with a changed parent's vanished child
+                try:
+                    st = os.lstat(folder)
+                except OSError:
+                    self._drop(folder)
+                    continue
+                if not stat.S_ISDIR(st.st_mode):
+                    self._drop(folder)
+                elif (st.st_mtime_ns, st.st_ino) != self._seen[folder]:
+                    self._read_again(folder, st)
+        return frozenset(self._git)
+
+    def _entries(self, folder: str, st: os.stat_result) -> list[str] | None:
+        """Read ``folder`` (stat'ed as ``st`` before): its child folders,
+        its ``.git`` noted. None: it cannot be read."""
         try:
             entries = os.scandir(folder)
         except OSError:
-            continue
+            return None
+        folders: list[str] = []
+        git = os.path.join(folder, ".git")
+        self._git.discard(git)
         with entries:
             for entry in entries:
                 if entry.name == ".git":
-                    if folder != root:
-                        found.append(entry.path)
+                    if folder != self.root:
+                        self._git.add(entry.path)
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
+                        folders.append(entry.path)
                 except OSError:
                     continue
-    return frozenset(found)
+        recent = time.time_ns() - st.st_mtime_ns < RECENT_NS
+        self._seen[folder] = (-1 if recent else st.st_mtime_ns, st.st_ino)
+        self._children[folder] = folders
+        return folders
+
+    def _read_new(self, top: str) -> None:
+        """Read ``top`` and every folder below it."""
+        pending = [top]
+        while pending:
+            folder = pending.pop()
+            if len(self._seen) >= self.max_folders:
+                if not self._full_logged:
+                    self._full_logged = True
+                    log.warning(
+                        "sandbox: stopped looking for git repositories below %s at %d folders",
+                        self.root,
+                        self.max_folders,
+                    )
+                return
+            try:
+                st = os.lstat(folder)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                pending.extend(self._entries(folder, st) or ())
+
+    def _read_again(self, folder: str, st: os.stat_result) -> None:
+        """``folder`` changed: its entries read again, new child folders
+        read whole, vanished ones forgotten."""
+        before = set(self._children.get(folder, ()))
+        now = self._entries(folder, st)
+        if now is None:
+            self._drop(folder)
+            return
+        for gone in before - set(now):
+            self._drop(gone)
+        for new in now:
+            if new not in self._seen:
+                self._read_new(new)
+
+    def _drop(self, folder: str) -> None:
+        """Forget ``folder`` and everything below it."""
+        pending = [folder]
+        while pending:
+            here = pending.pop()
+            self._seen.pop(here, None)
+            self._git.discard(os.path.join(here, ".git"))
+            pending.extend(self._children.pop(here, ()))
+
+
+def nested_git(root: str, *, max_folders: int = MAX_FOLDERS) -> frozenset[str]:
+    """Every ``.git`` entry below ``root`` but its own, read afresh."""
+    return FolderTree(root, max_folders).look()
 
 
 class NestedRepositories:
@@ -76,12 +167,13 @@ class NestedRepositories:
 
     def __init__(self, root: str) -> None:
         self.root = root
+        self._tree = FolderTree(root)
         self._known: set[str] = set()
         self._started = False
 
     def before(self) -> tuple[str, ...]:
         """The nested repositories now (sorted), remembered as not planted."""
-        found = nested_git(self.root)
+        found = self._tree.look()
         self._known |= found
         self._started = True
         return tuple(sorted(found))
@@ -90,7 +182,7 @@ class NestedRepositories:
         """The nested repositories now that no start saw (sorted)."""
         if not self._started:
             return []
-        found = nested_git(self.root)
+        found = self._tree.look()
         planted = sorted(found - self._known)
         self._known &= found
         return planted
