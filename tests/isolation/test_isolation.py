@@ -379,3 +379,19 @@ def test_reins_git_commands_never_run_the_repositorys_fsmonitor(repo: Path, tmp_
     assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
     keep_as_branch(record, "rein-fsm")
     assert not marker.exists()
+
+
+def test_a_relative_storage_folder_never_puts_the_copy_in_the_persons_repository(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `rein run --isolated --storage store` from the folder above the repository.
+    monkeypatch.chdir(tmp_path)
+    registry = Registry("store")
+    record = create_isolated(repo, registry, "ses_rel")
+    assert Path(record.tree) == tmp_path / "store" / "isolated" / "ses_rel" / "tree"
+    assert (record.root / "sub" / "a.txt").read_text() == TEXT
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert registry.get("ses_rel") == record  # the record is read back, not refused
+    remove_isolated(registry, record)
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (tmp_path / "store" / "isolated" / "ses_rel").exists()

@@ -176,7 +176,9 @@ def apply_command(
         print(f"rein apply: {exc}", file=sys.stderr)
         return 2
     kept = tuple(h for h in hunks.split(",") if h) if hunks is not None else None
-    where = storage or config.storage_path or str(default_storage_path())
+    where = str(
+        Path(storage or config.storage_path or default_storage_path()).expanduser().absolute()
+    )
     # The folder's gates' sandbox hides the storage folder.
     config = config.model_copy(update={"storage_path": where})
     return apply_isolated(
