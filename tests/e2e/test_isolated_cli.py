@@ -243,6 +243,13 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
     assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
     # The folder's gates judged the applied file: nothing broke.
     assert "applied   mod.py\nthe folder's gates: passed\n" in out.stdout, out.stdout
+    # Its copy is gone: resuming it says so (it said "resume it with -w" the
+    # removed copy, a folder that does not exist).
+    resumed = world.rein(
+        "run", "more", "-w", str(world.repo), "--resume", first, "--provider", "replay",
+        "--script", str(world.tmp / "plain.yaml"), "--storage", str(world.storage),
+    )  # fmt: skip
+    assert resumed.returncode == 2 and "which is gone" in resumed.stderr, resumed.stderr
 
     (world.repo / "caller.py").write_text(CALLER)  # the person, meanwhile
     # Its hunks against the folder now: mod.py's first line is a conflict.

@@ -99,8 +99,10 @@ def test_a_copy_brought_back_through_the_workspace(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "a.txt").write_text(TEXT)
     (folder / "gone.txt").write_text("x\n")
+    (folder / "old.bin").write_bytes(b"\x89PNG\x00\x01")
     registry = Registry(tmp_path / "store")
     record = create_isolated(folder, registry, "ses_copy")
+    (record.root / "old.bin").write_bytes(b"\x89PNG\x00\x02")
     assert record.kind == "copy"
     (record.root / "a.txt").write_text(TEXT.replace("l1", "run"))
     (record.root / "gone.txt").unlink()
@@ -110,7 +112,12 @@ def test_a_copy_brought_back_through_the_workspace(tmp_path: Path) -> None:
     result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(folder))
     binary = [c.reason for c in result.conflicts if c.path == "blob.bin"]
     assert binary and "binary" in binary[0] and "branch" not in binary[0]
-    result.conflicts = [c for c in result.conflicts if c.path != "blob.bin"]
+    # A binary file of the folder the run changed: the same reason (it
+    # said "the folder's file cannot be read: ... not valid UTF-8 text").
+    old_bin = [c.reason for c in result.conflicts if c.path == "old.bin"]
+    assert old_bin == ["a binary file: not merged (copy it by hand from old.bin)"]
+    assert (folder / "old.bin").read_bytes() == b"\x89PNG\x00\x01"
+    result.conflicts = [c for c in result.conflicts if c.path not in ("blob.bin", "old.bin")]
     assert sorted(result.applied) == ["a.txt", "gone.txt"]
     assert [(c.path, c.ours, c.theirs) for c in result.conflicts] == [
         ("made.txt", "the person's\n", "m\n")
@@ -395,3 +402,25 @@ def test_a_relative_storage_folder_never_puts_the_copy_in_the_persons_repository
     remove_isolated(registry, record)
     assert git(repo, "worktree", "list").count("\n") == 1
     assert not (tmp_path / "store" / "isolated" / "ses_rel").exists()
+
+
+def test_a_conflict_without_sides_prints_its_reason_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from rein.headless.isolated import _show
+    from rein.isolation.three_way import BringBack, Conflict
+
+    result = BringBack(
+        conflicts=[
+            Conflict("run.sh", "", "", "", "the run made it not executable"),
+            Conflict("new.txt", "", "the person's\n", "the run's\n", "created on both sides"),
+        ]
+    )
+    _show(result)
+    assert capsys.readouterr().out == (
+        "conflict  run.sh: the run made it not executable\n"
+        "conflict  new.txt: created on both sides\n"
+        "  base:\n    | (nothing)\n"
+        "  ours (the folder):\n    | the person's\n"
+        "  theirs (the run):\n    | the run's\n"
+    )

@@ -200,6 +200,8 @@ def _show(result: BringBack) -> None:
 
 
 def _sides(conflict: Conflict) -> None:
+    if not (conflict.base or conflict.ours or conflict.theirs):
+        return  # a note on the whole file (a mode, a link, a binary file): its reason says it
     for label, text in (
         ("base", conflict.base),
         ("ours (the folder)", conflict.ours),
