@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from rein.headless.isolated import ApplyArgs, apply_command, apply_isolated
+from rein.headless.undo import UndoArgs, undo_command
 
 pytestmark = pytest.mark.e2e
 
@@ -250,6 +251,13 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
         "--script", str(world.tmp / "plain.yaml"), "--storage", str(world.storage),
     )  # fmt: skip
     assert resumed.returncode == 2 and "which is gone" in resumed.stderr, resumed.stderr
+    # Undoing it in the folder names the apply's session (it said "name
+    # that folder", the removed copy). In process: cheaper than a process.
+    applied_as = out.stderr.split("undo this apply with: ", 1)[1].split("--session ")[1].split()[0]
+    assert undo_command(UndoArgs(world.repo, str(world.storage), session_id=first)) == 2
+    said = capsys.readouterr().err
+    assert "ran in an isolated copy that is gone (applied, discarded or kept as a" in said
+    assert f"is the apply's session {applied_as}: undo it with rein undo --session " in said
 
     (world.repo / "caller.py").write_text(CALLER)  # the person, meanwhile
     # Its hunks against the folder now: mod.py's first line is a conflict.
