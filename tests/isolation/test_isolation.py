@@ -424,3 +424,26 @@ def test_a_conflict_without_sides_prints_its_reason_alone(
         "  ours (the folder):\n    | the person's\n"
         "  theirs (the run):\n    | the run's\n"
     )
+
+
+def test_apply_into_a_folder_that_is_gone_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rein.headless.isolated import ApplyArgs, apply_isolated
+
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "a.txt").write_text(TEXT)
+    registry = Registry(tmp_path / "store")
+    record = create_isolated(folder, registry, "ses_gone")
+    (record.root / "a.txt").write_text(TEXT.replace("l1", "run"))
+    registry.finish("ses_gone", "completed")
+    folder.rename(tmp_path / "moved")
+    # It said "git add -A failed ... not a git repository" (a worktree) or
+    # failed on the missing folder's files.
+    assert apply_isolated(ApplyArgs("ses_gone", str(tmp_path / "store"))) == 2
+    err = capsys.readouterr().err
+    assert f"rein apply: the folder {folder} is gone (moved or deleted): nothing to apply" in err
+    assert not folder.exists() and registry.get("ses_gone") is not None
+    assert apply_isolated(ApplyArgs("ses_gone", str(tmp_path / "store"), discard=True)) == 0
+    assert registry.get("ses_gone") is None

@@ -228,6 +228,12 @@ def apply_isolated(args: ApplyArgs) -> int:
             raise ConfigError(f"the isolated session {args.session_id} is still running")
         if not args.as_json:
             print(_verdict_line(record), file=sys.stderr)
+        if not args.discard and not Path(record.folder).is_dir():
+            raise ConfigError(
+                f"the folder {record.folder} is gone (moved or deleted): nothing to apply to "
+                f"(discard the copy with rein apply {record.session_id} --discard "
+                f"--storage {shlex.quote(args.storage)})"
+            )
         if args.discard:
             remove_isolated(registry, record)
             _say(args, {"discarded": record.session_id}, f"discarded {record.session_id}")
