@@ -447,3 +447,29 @@ def test_apply_into_a_folder_that_is_gone_says_so(
     assert not folder.exists() and registry.get("ses_gone") is not None
     assert apply_isolated(ApplyArgs("ses_gone", str(tmp_path / "store"), discard=True)) == 0
     assert registry.get("ses_gone") is None
+
+
+def test_a_file_the_run_made_that_git_ignores_keeps_the_copy_and_is_named(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rein.headless.isolated import finish_isolated
+
+    # The run wrote sub/report.log (its result lists it as created) and a
+    # temporary file it removed: the copy was removed as "no changes",
+    # report.log with it, unsaid.
+    storage = tmp_path / "store"
+    record = create_isolated(repo, Registry(storage), "ses_ign")
+    (record.root / "sub" / "report.log").write_text("the run's work\n")
+    info = finish_isolated(record, str(storage), "completed", False, ["sub/report.log", "tmp.txt"])
+    assert info["changed"] == [] and info["ignored"] == ["sub/report.log"]
+    kept = Registry(storage).get("ses_ign")
+    assert kept is not None and kept.status == "finished"
+    assert (record.root / "sub" / "report.log").read_text() == "the run's work\n"
+    err = capsys.readouterr().err
+    assert "completed; nothing to apply\n" in err
+    assert f"copy them by hand before you apply or discard): sub/report.log in {record.root}" in err
+    # Nothing the run touched is left: removed as before.
+    (record.root / "sub" / "report.log").unlink()
+    again = finish_isolated(record, str(storage), "completed", True, ["sub/report.log"])
+    assert again["worktree"] is None and Registry(storage).get("ses_ign") is None
+    assert git(repo, "worktree", "list").count("\n") == 1

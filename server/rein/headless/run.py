@@ -283,7 +283,9 @@ async def _run_in(
     for report in host.reports[shown:]:  # said during the run or at its end (the store's)
         print(f"! {report}", file=sys.stderr)
     isolated = (
-        finish_isolated(record, folder, result.status, as_json) if record is not None else None
+        finish_isolated(record, folder, result.status, as_json, [c.path for c in changes])
+        if record is not None
+        else None
     )
     if as_json:
         payload: dict[str, Any] = {"result": result_json(session_id, result, changes, reviews)}
