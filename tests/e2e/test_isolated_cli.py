@@ -14,6 +14,7 @@ import os
 import queue
 import shlex
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -26,6 +27,7 @@ import pytest
 import yaml
 
 from rein.headless.isolated import ApplyArgs, apply_command, apply_isolated
+from rein.headless.undo import UndoArgs, undo_command
 
 pytestmark = pytest.mark.e2e
 
@@ -242,6 +244,20 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
     assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
     # The folder's gates judged the applied file: nothing broke.
     assert "applied   mod.py\nthe folder's gates: passed\n" in out.stdout, out.stdout
+    # Its copy is gone: resuming it says so (it said "resume it with -w" the
+    # removed copy, a folder that does not exist).
+    resumed = world.rein(
+        "run", "more", "-w", str(world.repo), "--resume", first, "--provider", "replay",
+        "--script", str(world.tmp / "plain.yaml"), "--storage", str(world.storage),
+    )  # fmt: skip
+    assert resumed.returncode == 2 and "which is gone" in resumed.stderr, resumed.stderr
+    # Undoing it in the folder names the apply's session (it said "name
+    # that folder", the removed copy). In process: cheaper than a process.
+    applied_as = out.stderr.split("undo this apply with: ", 1)[1].split("--session ")[1].split()[0]
+    assert undo_command(UndoArgs(world.repo, str(world.storage), session_id=first)) == 2
+    said = capsys.readouterr().err
+    assert "ran in an isolated copy that is gone (applied, discarded or kept as a" in said
+    assert f"is the apply's session {applied_as}: undo it with rein undo --session " in said
 
     (world.repo / "caller.py").write_text(CALLER)  # the person, meanwhile
     # Its hunks against the folder now: mod.py's first line is a conflict.
@@ -330,3 +346,63 @@ def _a_folder_that_is_not_a_git_repository_works_by_copy(world: World) -> None:
     assert not (world.storage / "isolated" / plain["sessionId"]).exists()
     again = world.apply(plain["sessionId"])
     assert again.returncode == 2 and "no isolated session" in again.stderr
+
+
+#: A run stopped by SIGTERM while its command runs, after an edit and a
+#: command that shows the sandbox started.
+TERMINATED = [
+    {
+        "tool_calls": [
+            edit("mod.py", "v1 = 1", "v1 = 300"),
+            call("run_command", command="echo sandboxed-ok"),
+            call("run_command", command="sleep 120"),
+        ]
+    },
+    {"text": "never"},
+]
+
+
+def test_sigterm_aborts_an_isolated_run_with_a_relative_storage_folder(tmp_path: Path) -> None:
+    # `rein run --isolated --storage store` from the folder above the
+    # repository, then SIGTERM (a CI job's cancel, `timeout`): the copy
+    # was made inside the person's repository and every command was
+    # refused (the sandbox could not hide "store"); SIGTERM killed the
+    # process where it stood (the worktree left, the session "running").
+    repo, storage = tmp_path / "repo", tmp_path / "store"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "mod.py").write_text(MOD)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    script = tmp_path / "terminated.yaml"
+    script.write_text(yaml.safe_dump({"turns": TERMINATED}))
+    config = tmp_path / "no-analyzers.yaml"
+    config.write_text(yaml.safe_dump({"rein": {"gates": {"analyzer": {"enabled": False}}}}))
+    proc = subprocess.Popen(
+        [*REIN, "run", "t", "-w", "repo", "--provider", "replay", "--script", script.name,
+         "--config", config.name, "--storage", "store", "--yes", "--json", "--isolated"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        cwd=tmp_path, start_new_session=True,
+    )  # fmt: skip
+    try:
+        # The echo's end (its output: the sandbox started), then the sleep.
+        started = _line_within(proc, "sandboxed-ok\\n[exit code 0]", timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert started, err[-2000:]
+    assert proc.returncode == 143, err[-2000:]
+    assert "terminated (SIGTERM); the run was aborted" in err
+    assert _worktrees(repo) == [str(repo)]
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert (repo / "mod.py").read_text() == MOD
+    assert list((storage / "isolated").iterdir()) == []
+    assert not list(storage.glob("**/tree"))
+    db = sqlite3.connect(storage / "sessions.db")
+    try:
+        assert db.execute("SELECT status FROM sessions").fetchall() == [("aborted",)]
+    finally:
+        db.close()

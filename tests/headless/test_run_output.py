@@ -9,6 +9,7 @@ import os
 import shlex
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -268,6 +269,15 @@ def test_ctrl_c_ends_with_130_and_the_session_line(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     last = err.splitlines()[-1]
     assert last.startswith("Session ses_") and "rein run --resume ses_" in last, err
+    # Stored as aborted (it stayed "running": `rein undo` refused it as
+    # running until the next `rein run` marked it interrupted).
+    db = sqlite3.connect(tmp_path / "store" / "sessions.db")
+    try:
+        assert db.execute("SELECT status FROM sessions").fetchall() == [("aborted",)]
+        runs = db.execute("SELECT status, reason FROM runs").fetchall()
+        assert runs == [("aborted", "cancelled by the client")]
+    finally:
+        db.close()
 
 
 def test_a_closed_stdout_is_said_once_and_the_run_goes_on(tmp_path: Path) -> None:

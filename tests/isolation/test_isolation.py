@@ -99,8 +99,10 @@ def test_a_copy_brought_back_through_the_workspace(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "a.txt").write_text(TEXT)
     (folder / "gone.txt").write_text("x\n")
+    (folder / "old.bin").write_bytes(b"\x89PNG\x00\x01")
     registry = Registry(tmp_path / "store")
     record = create_isolated(folder, registry, "ses_copy")
+    (record.root / "old.bin").write_bytes(b"\x89PNG\x00\x02")
     assert record.kind == "copy"
     (record.root / "a.txt").write_text(TEXT.replace("l1", "run"))
     (record.root / "gone.txt").unlink()
@@ -110,7 +112,12 @@ def test_a_copy_brought_back_through_the_workspace(tmp_path: Path) -> None:
     result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(folder))
     binary = [c.reason for c in result.conflicts if c.path == "blob.bin"]
     assert binary and "binary" in binary[0] and "branch" not in binary[0]
-    result.conflicts = [c for c in result.conflicts if c.path != "blob.bin"]
+    # A binary file of the folder the run changed: the same reason (it
+    # said "the folder's file cannot be read: ... not valid UTF-8 text").
+    old_bin = [c.reason for c in result.conflicts if c.path == "old.bin"]
+    assert old_bin == ["a binary file: not merged (copy it by hand from old.bin)"]
+    assert (folder / "old.bin").read_bytes() == b"\x89PNG\x00\x01"
+    result.conflicts = [c for c in result.conflicts if c.path not in ("blob.bin", "old.bin")]
     assert sorted(result.applied) == ["a.txt", "gone.txt"]
     assert [(c.path, c.ours, c.theirs) for c in result.conflicts] == [
         ("made.txt", "the person's\n", "m\n")
@@ -379,3 +386,90 @@ def test_reins_git_commands_never_run_the_repositorys_fsmonitor(repo: Path, tmp_
     assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
     keep_as_branch(record, "rein-fsm")
     assert not marker.exists()
+
+
+def test_a_relative_storage_folder_never_puts_the_copy_in_the_persons_repository(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `rein run --isolated --storage store` from the folder above the repository.
+    monkeypatch.chdir(tmp_path)
+    registry = Registry("store")
+    record = create_isolated(repo, registry, "ses_rel")
+    assert Path(record.tree) == tmp_path / "store" / "isolated" / "ses_rel" / "tree"
+    assert (record.root / "sub" / "a.txt").read_text() == TEXT
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert registry.get("ses_rel") == record  # the record is read back, not refused
+    remove_isolated(registry, record)
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (tmp_path / "store" / "isolated" / "ses_rel").exists()
+
+
+def test_a_conflict_without_sides_prints_its_reason_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from rein.headless.isolated import _show
+    from rein.isolation.three_way import BringBack, Conflict
+
+    result = BringBack(
+        conflicts=[
+            Conflict("run.sh", "", "", "", "the run made it not executable"),
+            Conflict("new.txt", "", "the person's\n", "the run's\n", "created on both sides"),
+        ]
+    )
+    _show(result)
+    assert capsys.readouterr().out == (
+        "conflict  run.sh: the run made it not executable\n"
+        "conflict  new.txt: created on both sides\n"
+        "  base:\n    | (nothing)\n"
+        "  ours (the folder):\n    | the person's\n"
+        "  theirs (the run):\n    | the run's\n"
+    )
+
+
+def test_apply_into_a_folder_that_is_gone_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rein.headless.isolated import ApplyArgs, apply_isolated
+
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "a.txt").write_text(TEXT)
+    registry = Registry(tmp_path / "store")
+    record = create_isolated(folder, registry, "ses_gone")
+    (record.root / "a.txt").write_text(TEXT.replace("l1", "run"))
+    registry.finish("ses_gone", "completed")
+    folder.rename(tmp_path / "moved")
+    # It said "git add -A failed ... not a git repository" (a worktree) or
+    # failed on the missing folder's files.
+    assert apply_isolated(ApplyArgs("ses_gone", str(tmp_path / "store"))) == 2
+    err = capsys.readouterr().err
+    assert f"rein apply: the folder {folder} is gone (moved or deleted): nothing to apply" in err
+    assert not folder.exists() and registry.get("ses_gone") is not None
+    assert apply_isolated(ApplyArgs("ses_gone", str(tmp_path / "store"), discard=True)) == 0
+    assert registry.get("ses_gone") is None
+
+
+def test_a_file_the_run_made_that_git_ignores_keeps_the_copy_and_is_named(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rein.headless.isolated import finish_isolated
+
+    # The run wrote sub/report.log (its result lists it as created) and a
+    # temporary file it removed: the copy was removed as "no changes",
+    # report.log with it, unsaid.
+    storage = tmp_path / "store"
+    record = create_isolated(repo, Registry(storage), "ses_ign")
+    (record.root / "sub" / "report.log").write_text("the run's work\n")
+    info = finish_isolated(record, str(storage), "completed", False, ["sub/report.log", "tmp.txt"])
+    assert info["changed"] == [] and info["ignored"] == ["sub/report.log"]
+    kept = Registry(storage).get("ses_ign")
+    assert kept is not None and kept.status == "finished"
+    assert (record.root / "sub" / "report.log").read_text() == "the run's work\n"
+    err = capsys.readouterr().err
+    assert "completed; nothing to apply\n" in err
+    assert f"copy them by hand before you apply or discard): sub/report.log in {record.root}" in err
+    # Nothing the run touched is left: removed as before.
+    (record.root / "sub" / "report.log").unlink()
+    again = finish_isolated(record, str(storage), "completed", True, ["sub/report.log"])
+    assert again["worktree"] is None and Registry(storage).get("ses_ign") is None
+    assert git(repo, "worktree", "list").count("\n") == 1

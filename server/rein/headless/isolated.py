@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -92,20 +92,30 @@ async def start_isolated(folder: Path, storage: str) -> IsolatedRecord:
 
 
 def finish_isolated(
-    record: IsolatedRecord, storage: str, status: str, as_json: bool
+    record: IsolatedRecord,
+    storage: str,
+    status: str,
+    as_json: bool,
+    touched: Sequence[str] = (),
 ) -> dict[str, object]:
     """After the run: keep the copy for ``rein apply`` when the run changed
-    something, remove it otherwise; say what to do next."""
+    something, remove it otherwise; say what to do next. ``touched``: the
+    files the run's checkpoints say it changed; those still in the copy
+    that the bring-back leaves out (git or Rein ignores them) are named,
+    ``ignored``, and keep the copy (it removed them unsaid)."""
     registry = Registry(storage)
     changes = run_changes(record)
+    known = {c.path for c in changes}
+    ignored = sorted(p for p in set(touched) - known if (record.root / p).is_file())
     where = f" --storage {shlex.quote(storage)}"
     info: dict[str, object] = {
         "sessionId": record.session_id,
         "verdict": status,
         "changed": [{"path": c.path, "change": c.kind} for c in changes],
+        "ignored": ignored,
         "worktree": str(record.root),
     }
-    if not changes:
+    if not changes and not ignored:
         remove_isolated(registry, record)
         info["worktree"] = None
         if not as_json:
@@ -113,14 +123,27 @@ def finish_isolated(
         return info
     registry.finish(record.session_id, status, stored=True)
     if not as_json:
-        listed = ", ".join(f"{c.path} ({c.kind})" for c in changes)
-        print(
-            f"Isolated session {record.session_id}: {status}; changed {listed}\n"
-            f"  apply it with:    rein apply {record.session_id}{where}\n"
-            f"  keep as a branch: rein apply {record.session_id} --branch NAME{where}\n"
-            f"  discard it:       rein apply {record.session_id} --discard{where}",
-            file=sys.stderr,
-        )
+        discard = f"  discard it:       rein apply {record.session_id} --discard{where}"
+        if changes:
+            listed = ", ".join(f"{c.path} ({c.kind})" for c in changes)
+            print(
+                f"Isolated session {record.session_id}: {status}; changed {listed}\n"
+                f"  apply it with:    rein apply {record.session_id}{where}\n"
+                f"  keep as a branch: rein apply {record.session_id} --branch NAME{where}\n"
+                f"{discard}",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"Isolated session {record.session_id}: {status}; nothing to apply\n{discard}",
+                file=sys.stderr,
+            )
+        if ignored:
+            print(
+                f"  not brought back (ignored; copy them by hand before you apply or "
+                f"discard): {', '.join(ignored)} in {record.root}",
+                file=sys.stderr,
+            )
     return info
 
 
@@ -176,7 +199,9 @@ def apply_command(
         print(f"rein apply: {exc}", file=sys.stderr)
         return 2
     kept = tuple(h for h in hunks.split(",") if h) if hunks is not None else None
-    where = storage or config.storage_path or str(default_storage_path())
+    where = str(
+        Path(storage or config.storage_path or default_storage_path()).expanduser().absolute()
+    )
     # The folder's gates' sandbox hides the storage folder.
     config = config.model_copy(update={"storage_path": where})
     return apply_isolated(
@@ -198,6 +223,8 @@ def _show(result: BringBack) -> None:
 
 
 def _sides(conflict: Conflict) -> None:
+    if not (conflict.base or conflict.ours or conflict.theirs):
+        return  # a note on the whole file (a mode, a link, a binary file): its reason says it
     for label, text in (
         ("base", conflict.base),
         ("ours (the folder)", conflict.ours),
@@ -224,6 +251,12 @@ def apply_isolated(args: ApplyArgs) -> int:
             raise ConfigError(f"the isolated session {args.session_id} is still running")
         if not args.as_json:
             print(_verdict_line(record), file=sys.stderr)
+        if not args.discard and not Path(record.folder).is_dir():
+            raise ConfigError(
+                f"the folder {record.folder} is gone (moved or deleted): nothing to apply to "
+                f"(discard the copy with rein apply {record.session_id} --discard "
+                f"--storage {shlex.quote(args.storage)})"
+            )
         if args.discard:
             remove_isolated(registry, record)
             _say(args, {"discarded": record.session_id}, f"discarded {record.session_id}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
@@ -21,6 +22,7 @@ from rein.headless.hook_ports import TerminalHookPorts
 from rein.headless.isolated import abandon_isolated, finish_isolated, start_isolated
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.headless.stderr_log import log_to_stderr
+from rein.headless.terminate import EXIT_TERMINATED, sigterm_cancels
 from rein.hosting.headless import HeadlessSession
 from rein.isolation import GitError, IsolatedRecord
 from rein.providers import create_model
@@ -134,6 +136,18 @@ class TerminalUserChannel:
             f"\nRein asks: {shown(question, keep_newlines=True)}\n> ", self.timeout_s
         )
         return answer.rstrip("\n") if answer else None
+
+
+async def _terminable(*args: Any) -> int:
+    """:func:`_run`, a SIGTERM aborting it as Ctrl-C does (exit 143)."""
+    with sigterm_cancels() as terminated:
+        try:
+            return await _run(*args)
+        except asyncio.CancelledError:
+            if not terminated():
+                raise
+    print("rein run: terminated (SIGTERM); the run was aborted", file=sys.stderr)
+    return EXIT_TERMINATED
 
 
 async def _run(
@@ -269,7 +283,9 @@ async def _run_in(
     for report in host.reports[shown:]:  # said during the run or at its end (the store's)
         print(f"! {report}", file=sys.stderr)
     isolated = (
-        finish_isolated(record, folder, result.status, as_json) if record is not None else None
+        finish_isolated(record, folder, result.status, as_json, [c.path for c in changes])
+        if record is not None
+        else None
     )
     if as_json:
         payload: dict[str, Any] = {"result": result_json(session_id, result, changes, reviews)}
@@ -390,6 +406,10 @@ def _pending_text(
     return "\n".join(lines)
 
 
+def _absolute(folder: str | None) -> str | None:
+    return str(Path(folder).expanduser().absolute()) if folder else folder
+
+
 def run_task(
     task: str,
     *,
@@ -420,6 +440,12 @@ def run_task(
         root = Path(workspace).resolve()
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
+        # Absolute: the sandbox hides the storage folder and an isolated
+        # copy is made under it from other folders than this process's (a
+        # relative one broke both: every command refused, the copy inside
+        # the person's repository).
+        storage = _absolute(storage)
+        config = config.model_copy(update={"storage_path": _absolute(config.storage_path)})
         if isolated and resume is not None:
             raise ConfigError(
                 "--isolated starts a new session in its own copy: it cannot --resume one"
@@ -435,7 +461,7 @@ def run_task(
             except ValueError as exc:
                 raise ConfigError(f"--allow-host: {exc}") from None
         return anyio.run(
-            _run,
+            _terminable,
             root,
             task,
             config,

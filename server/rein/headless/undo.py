@@ -15,9 +15,10 @@ restore was refused (nothing changed) or the store cannot be used.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,36 @@ async def _pick_run(
     return mine[-1].run_id
 
 
+async def _isolated_copy_gone(
+    sessions: SqliteStore, checkpoints: CheckpointStore, args: UndoArgs, session_id: str
+) -> UndoRefused | None:
+    """Why ``session_id`` cannot be undone in ``args.root`` when it ran in
+    an isolated copy that is gone (None otherwise): what it brought into the
+    folder is its apply's session (``rein apply`` titles it), named here;
+    "name that folder" named a folder that no longer exists."""
+    copies = Path(args.storage) / "isolated"  # absolute: undo() made it so
+    places = {r.workspace for r in await checkpoints.runs(session_id)}
+    for place in places:
+        if not Path(place).is_relative_to(copies) or await anyio.Path(place).is_dir():
+            return None
+    if not places:
+        return None
+    root = str(args.root)
+    title = f"rein apply {session_id}"
+    applies = [
+        s.id for s in await sessions.list_sessions() if s.title == title and s.workspace == root
+    ]
+    copy = f"session {session_id} ran in an isolated copy that is gone (applied, discarded or kept as a branch)"
+    if not applies:
+        return UndoRefused(f"{copy}, and nothing of it was applied to {root}")
+    undo = _redo_command(args, applies[0], None)
+    more = f" (and earlier applies: {', '.join(applies[1:])})" if len(applies) > 1 else ""
+    return UndoRefused(
+        f"{copy}; what it brought into {root} is the apply's session {applies[0]}{more}: "
+        f"undo it with {undo}"
+    )
+
+
 async def _note(sessions: SqliteStore, record: SessionRecord, result: RestoreResult) -> None:
     """The transcript's note (the agent's memory, and the planner's in plan mode)."""
     note = UserMessage(content=restore_note(result), origin="restore")
@@ -109,7 +140,11 @@ async def run_undo(
         raise UndoRefused(
             f"session {record.id} is running a task; abort or wait for the run before undoing"
         )
-    run_id = await _pick_run(checkpoints, record.id, args.run_id, root)
+    try:
+        run_id = await _pick_run(checkpoints, record.id, args.run_id, root)
+    except UndoRefused as refused:
+        gone = await _isolated_copy_gone(sessions, checkpoints, args, record.id)
+        raise (gone or refused) from None
     try:
         workspace = DiskWorkspace(args.root)
     except ToolError as exc:
@@ -121,17 +156,17 @@ async def run_undo(
     return result, record.id
 
 
-def _redo_command(args: UndoArgs, session_id: str, restore_id: str) -> str:
-    """The ``rein undo`` that undoes this restore, runnable from any folder:
-    the storage folder when it is not the default, and the workspace."""
+def _redo_command(args: UndoArgs, session_id: str, restore_id: str | None) -> str:
+    """The ``rein undo`` that undoes this restore (the session's latest run
+    when ``restore_id`` is None), runnable from any folder: the storage
+    folder when it is not the default, and the workspace."""
     where = (
         ""
         if args.storage == str(default_storage_path())
         else f" --storage {shlex.quote(args.storage)}"
     )
-    return (
-        f"rein undo --session {session_id} --run {restore_id}{where} {shlex.quote(str(args.root))}"
-    )
+    run = f" --run {restore_id}" if restore_id is not None else ""
+    return f"rein undo --session {session_id}{run}{where} {shlex.quote(str(args.root))}"
 
 
 def _print(args: UndoArgs, result: RestoreResult, session_id: str, event: FilesRestored) -> None:
@@ -184,6 +219,9 @@ def undo(args: UndoArgs, open_checkpoints: Any) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+    # Absolute: the commands it prints run from any folder, and an isolated
+    # copy's place under it is recognised.
+    args = replace(args, storage=os.path.abspath(os.path.expanduser(args.storage)))
     return anyio.run(_main, args, open_checkpoints)
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from rein.bring.hook_trust import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
@@ -215,6 +217,13 @@ class HeadlessSession:
             raise ConfigError(f"cannot resume {self.resume}: there is no session store")
         record = await store.get_session(self.resume)
         if record is not None and record.workspace and record.workspace != str(self.root):
+            if not await anyio.Path(record.workspace).is_dir():
+                # An isolated run's copy, removed once applied or discarded.
+                raise ConfigError(
+                    f"session {self.resume} worked on {record.workspace}, which is gone "
+                    "(an isolated run's copy is removed once applied, kept as a branch or "
+                    "discarded): it cannot be resumed; start a new session"
+                )
             # Its transcript and checkpoints are of that folder's files.
             raise ConfigError(
                 f"session {self.resume} works on {record.workspace}, not {self.root}: "

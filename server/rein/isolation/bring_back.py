@@ -371,12 +371,6 @@ async def _plan(
     if change.problem:
         out.conflict(Conflict(path, "", "", "", change.problem, index=0, tag=_first_tag(change)))
         return None
-    try:
-        current = await _current(workspace, path)
-    except (ReinError, OSError) as exc:
-        reason = f"the folder's file cannot be read: {exc}"
-        out.conflict(Conflict(path, "", "", "", reason, index=0, tag=_first_tag(change)))
-        return None
     if change.run is not None and change.run_exec not in (change.base_exec, change.folder_exec):
         made = "executable" if change.run_exec else "not executable"
         reason = f"the run made it {made}: Rein brings back contents only, set the mode by hand"
@@ -384,11 +378,19 @@ async def _plan(
     try:
         base, run = _text(change.base), _text(change.run)
     except UnicodeDecodeError:
+        # Before the folder's file is read: a binary file there (the usual
+        # case) is not "a file that cannot be read", it is one not merged.
         if change.base == change.run:
             return None  # only the mode changed
         advice = "keep it as a branch or copy it by hand" if can_branch else "copy it by hand"
         reason = f"a binary file: not merged ({advice} from {path})"
-        out.conflict(Conflict(path, "", current or "", "", reason, index=0, tag=_first_tag(change)))
+        out.conflict(Conflict(path, "", "", "", reason, index=0, tag=_first_tag(change)))
+        return None
+    try:
+        current = await _current(workspace, path)
+    except (ReinError, OSError) as exc:
+        reason = f"the folder's file cannot be read: {exc}"
+        out.conflict(Conflict(path, "", "", "", reason, index=0, tag=_first_tag(change)))
         return None
     if base == run:
         return None  # only the mode changed

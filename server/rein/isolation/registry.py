@@ -106,7 +106,11 @@ class Registry:
     """The records under ``<storage>/isolated``."""
 
     def __init__(self, storage: str | Path) -> None:
-        self.dir = Path(storage) / "isolated"
+        # Absolute: a relative storage folder (``--storage store``) would
+        # name the copy relative to the process's folder here and relative
+        # to the repository's in ``git -C top worktree add``: the worktree
+        # would land inside the person's repository, and cleanup miss it.
+        self.dir = Path(storage).expanduser().absolute() / "isolated"
 
     @staticmethod
     def check_id(session_id: object) -> str:

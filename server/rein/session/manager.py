@@ -23,6 +23,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from rein.checkpoints.model import CheckpointStore, MemoryCheckpointStore, ReviewStatus
 from rein.config import ReinConfig
 from rein.flows.plan_act import PlanSnapshot
@@ -42,6 +44,8 @@ from rein.store.checkpoints import SqliteCheckpointStore
 __all__ = ["SessionManager"]
 
 log = logging.getLogger(__name__)
+#: The longest the store's record of a cancelled run may take (seconds).
+CANCELLED_STORE_BOUND_S = 5.0
 #: What the session's own events also say (``rein run`` prints it once).
 reported_log = reported_logger(__name__)
 
@@ -414,11 +418,16 @@ class SessionManager:
         if capture is not None:
             capture.start_prompt()
         flow = session.flow
-        if flow is not None:
-            context = "\n\n".join(m.content for m in messages if m.origin == "bootstrap")
-            result = await session.run(lambda: flow.run(text, context or None))
-        else:
-            result = await session.run(lambda: session.agent.prompt_messages(messages))
+        try:
+            if flow is not None:
+                context = "\n\n".join(m.content for m in messages if m.origin == "bootstrap")
+                result = await session.run(lambda: flow.run(text, context or None))
+            else:
+                result = await session.run(lambda: session.agent.prompt_messages(messages))
+        except asyncio.CancelledError:
+            if store is not None:
+                await self._store_cancelled(session, store)
+            raise
         if capture is not None:
             session.last_changes = await capture.end_prompt()
             session.last_reviews = await self._mark_pending(session, capture.prompt_runs)
@@ -443,6 +452,28 @@ class SessionManager:
                 )
             )
         return result
+
+    async def _store_cancelled(self, session: Session, store: SqliteStore) -> None:
+        """A run cancelled from outside (Ctrl-C of ``rein run``, the client
+        gone) stored as it ended, shielded and bounded: left "running", the
+        store said a live run had it (``rein undo`` refused it) until the
+        next start marked it interrupted."""
+        task = session.task
+        done = task is not None and task.done() and not task.cancelled()
+        result = task.result() if done and task is not None and not task.exception() else None
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCELLED_STORE_BOUND_S):
+            if result is None:
+                await self._bookkeeping(store.set_status(session.id, "aborted"))
+                return
+            usage = result.usage.model_dump(exclude={"estimated"})
+            await self._bookkeeping(
+                store.set_status(session.id, result.status, turns=result.turns, usage=usage)
+            )
+            await self._bookkeeping(
+                store.record_run(
+                    result.run_id, session.id, result.status, result.error, result.turns, usage
+                )
+            )
 
     @staticmethod
     def _memory_state(session: Session, waiting_for: str | None) -> dict[str, Any]:
