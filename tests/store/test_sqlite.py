@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -90,12 +92,56 @@ async def test_two_sessions_writing_at_once(tmp_path: Path) -> None:
         assert contents == [f"{session}{i}" for i in range(50)]
 
 
-async def test_running_sessions_are_marked_interrupted(tmp_path: Path) -> None:
+_RUNS_A_SESSION = """
+import asyncio, sys
+from rein.store import SqliteStore
+
+async def main() -> None:
+    store = SqliteStore.open(sys.argv[1])
+    await store.create_session("other", "t")
+    await store.set_status("other", "running")
+    print("running", flush=True)
+    sys.stdin.read()  # until the test closes it; then it exits, still "running"
+
+asyncio.run(main())
+"""
+
+
+def test_only_the_sessions_of_a_process_that_is_gone_are_marked_interrupted(
+    tmp_path: Path,
+) -> None:
+    # Defect (explore15): every start marked every "running" session
+    # interrupted, another live rein run's too (and rein undo no longer
+    # refused that live session). Real processes on one store.
     store = SqliteStore.open(tmp_path)
-    await store.create_session("s", "t")
-    await store.set_status("s", "running")
-    assert await store.mark_interrupted() == ["s"]
-    assert (await store.get_session("s")).status == "interrupted"  # type: ignore[union-attr]
+
+    async def start_mine() -> None:
+        await store.create_session("mine", "t")
+        await store.set_status("mine", "running")
+
+    anyio.run(start_mine)
+    other = subprocess.Popen(
+        [sys.executable, "-c", _RUNS_A_SESSION, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline() == "running\n"
+        assert anyio.run(store.mark_interrupted) == []
+    finally:
+        assert other.stdin is not None
+        other.stdin.close()
+        other.wait(timeout=30)
+    assert anyio.run(store.mark_interrupted) == ["other"]
+
+    async def statuses() -> list[str]:
+        return [(await store.get_session(s)).status for s in ("other", "mine")]  # type: ignore[union-attr]
+
+    assert anyio.run(statuses) == ["interrupted", "running"]
+    anyio.run(store.set_status, "mine", "idle")
+    assert anyio.run(store.mark_interrupted) == []
 
 
 def test_a_read_only_folder_gives_a_clear_error(tmp_path: Path) -> None:

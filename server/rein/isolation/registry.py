@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Literal
 
 from rein.harness.errors import ConfigError
+from rein.process.identity import alive
 
-__all__ = ["IsolatedRecord", "Registry", "Status", "process_start"]
+__all__ = ["IsolatedRecord", "Registry", "Status"]
 
 Status = Literal["running", "finished"]
 
@@ -56,7 +57,7 @@ class IsolatedRecord:
     #: The session is in the session store (a ``rein run``): the next start
     #: removes the finished copy once the store no longer has it.
     stored: bool = False
-    #: When the owning process started (:func:`process_start`), so a pid the
+    #: When the owning process started (:func:`rein.process.identity.process_start`), so a pid the
     #: system gave to another process since is not taken for the run.
     pid_start: str = ""
 
@@ -76,30 +77,6 @@ class IsolatedRecord:
     def root(self) -> Path:
         """The isolated session's workspace root (the folder's place in the copy)."""
         return Path(self.tree) / self.prefix if self.prefix else Path(self.tree)
-
-
-def process_start(pid: int) -> str:
-    """When process ``pid`` started, in the system's clock ticks since boot
-    (``/proc/PID/stat``); "" where that cannot be read (no ``/proc``)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat[stat.rindex(")") + 2 :].split()[19]
-    except (OSError, ValueError, IndexError):
-        return ""
-
-
-def _alive(pid: int, started: str = "") -> bool:
-    """True while ``pid`` runs and (when known) is the process that started at ``started``."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    now = process_start(pid) if started else ""
-    return not now or now == started
 
 
 class Registry:
@@ -200,7 +177,7 @@ class Registry:
     @staticmethod
     def crashed(record: IsolatedRecord) -> bool:
         """A running record whose process is gone: a crash or a kill."""
-        return record.status == "running" and not _alive(record.pid, record.pid_start)
+        return record.status == "running" and not alive(record.pid, record.pid_start)
 
     @staticmethod
     def now() -> float:

@@ -31,8 +31,9 @@ from pathlib import Path
 from rein.harness.errors import ConfigError
 from rein.isolation._git import GIT_SLOW_TIMEOUT_S, git, is_git_work_tree
 from rein.isolation.cleanup import remove_isolated
-from rein.isolation.registry import IsolatedRecord, Registry, process_start
+from rein.isolation.registry import IsolatedRecord, Registry
 from rein.process.environment import forget_git_location
+from rein.process.identity import process_start
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["create_isolated"]

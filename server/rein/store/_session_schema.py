@@ -6,7 +6,7 @@ from __future__ import annotations
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -63,5 +63,11 @@ _MIGRATIONS: dict[int, str] = {
             created_at REAL NOT NULL,
             UNIQUE (workspace, kind, pattern)
         );
+    """,
+    # The process a "running" session runs in ("PID:START",
+    # rein.process.identity): a start marks "interrupted" only the running
+    # sessions whose process is gone, not another live run's.
+    5: """
+        ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
     """,
 }

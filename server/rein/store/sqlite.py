@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from rein.harness.errors import StoreError
 from rein.harness.messages import Message, MessageAdapter
+from rein.process.identity import owner_alive, this_process
 from rein.store._database import Database, DatabaseStore
 from rein.store._session_schema import _MIGRATIONS, SCHEMA_VERSION
 from rein.store._sqlite_open import open_database
@@ -188,7 +189,8 @@ class SqliteStore(DatabaseStore):
     ) -> None:
         def write() -> None:
             self._flush_locked()
-            sets, args = ["status=?", "updated_at=?"], [status, time.time()]
+            owner = this_process() if status == "running" else ""
+            sets, args = ["status=?", "updated_at=?", "owner=?"], [status, time.time(), owner]
             if turns is not None:
                 sets.append("turns=turns+?")
                 args.append(turns)
@@ -415,13 +417,19 @@ class SqliteStore(DatabaseStore):
 
     async def mark_interrupted(self) -> list[str]:
         """Sessions left "running" by a process that died: mark them
-        "interrupted" and return their ids."""
+        "interrupted" and return their ids. A session another live process
+        runs (another ``rein run`` on the same storage) is left running."""
 
         def write() -> list[str]:
-            rows = self._db.execute("SELECT id FROM sessions WHERE status='running'").fetchall()
-            ids = [row[0] for row in rows]
-            if ids:
-                self._db.execute("UPDATE sessions SET status='interrupted' WHERE status='running'")
+            rows = self._db.execute(
+                "SELECT id, owner FROM sessions WHERE status='running'"
+            ).fetchall()
+            ids = [row[0] for row in rows if not owner_alive(row[1])]
+            self._db.executemany(
+                "UPDATE sessions SET status='interrupted', owner='' "
+                "WHERE id=? AND status='running'",
+                [(i,) for i in ids],
+            )
             return ids
 
         return await self._call(write)
@@ -440,8 +448,8 @@ class SqliteStore(DatabaseStore):
                 r = image.record
                 self._db.execute(
                     "INSERT OR REPLACE INTO sessions (id, title, status, mode, origin, "
-                    "created_at, updated_at, turns, usage, workspace) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "created_at, updated_at, turns, usage, workspace, owner) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         r.id,
                         r.title,
@@ -453,6 +461,7 @@ class SqliteStore(DatabaseStore):
                         r.turns,
                         json.dumps(r.usage),
                         r.workspace,
+                        this_process() if r.status == "running" else "",
                     ),
                 )
                 now = time.time()
