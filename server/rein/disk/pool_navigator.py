@@ -22,7 +22,6 @@ bound the answer is what the server has, marked as possibly incomplete
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -31,7 +30,9 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import find_executable
 from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
 from rein.disk.pool_status import not_found
 from rein.harness.navigation_ports import (
@@ -88,9 +89,16 @@ SEES_OPEN_FILES_ONLY = frozenset({"bash"})
 OPEN_TO_SEE = 200
 
 
-def navigates(names: Sequence[str]) -> bool:
-    """Whether an analyzer of these names can answer navigation."""
-    return any(name not in DIAGNOSTICS_ONLY for name in names)
+def navigates(specs: Sequence[AnalyzerSpec]) -> bool:
+    """Whether an analyzer of these can answer navigation: one that is not
+    a linter's and whose executable is found (the pool's own test before
+    it starts one). A workspace whose only language server is not installed
+    (a Go project without gopls) was offered the navigation tools, and
+    every call of them answered that gopls was not found."""
+    return any(
+        spec.name not in DIAGNOSTICS_ONLY and find_executable(spec.command[0]) is not None
+        for spec in specs
+    )
 
 
 class NavigationServer(Protocol):
@@ -269,8 +277,11 @@ class PoolNavigator:
     async def _ask(self, analyzer: _Analyzer, what: str, request: Awaitable[Any]) -> Any:
         seconds = self.pool.request_timeout_s
         try:
-            answer = await asyncio.wait_for(request, seconds)
-        except TimeoutError:
+            # bounded: the request is shielded, so a server's late answer
+            # completes it and is dropped (a plain wait_for cancelled pygls's
+            # future, and the late answer set on it logged a traceback).
+            answer = await bounded(analyzer.spec.name, what, seconds, request)
+        except AnalyzerTimeout:
             raise NavigationUnavailable(
                 f"{analyzer.spec.name} did not answer {what} within {seconds:g} s."
             ) from None
