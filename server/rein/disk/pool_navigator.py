@@ -78,12 +78,16 @@ CAPABILITIES = {
 INDEX_WAIT_S = 10.0
 NOT_INDEXED = "the server may not have indexed the project yet"
 #: Servers that know only the files opened in them: bash-language-server
-#: (the preset turns its background analysis off). Before one answers
-#: references or a rename, the workspace's files of its language are opened
-#: in it (:meth:`PoolNavigator._see_workspace`): the pool opens only its
-#: first ``max_files`` at start (none in a large workspace), and a shell
-#: function's uses in a file that sources it were silently missed.
-SEES_OPEN_FILES_ONLY = frozenset({"bash"})
+#: (the preset turns its background analysis off) and clangd (the preset
+#: runs it with ``--background-index=false``: its index is the open files').
+#: Before one answers references or a rename, the workspace's files of its
+#: language are opened in it (:meth:`PoolNavigator._see_workspace`) and
+#: given the index wait to be read: the pool opens only its first
+#: ``max_files`` at start (none in a large workspace), and a shell
+#: function's uses in a file that sources it were silently missed, as were
+#: a C function's callers in the ``.c`` files not open (its rename changed
+#: the definition alone, and the analyzer gate passed it).
+SEES_OPEN_FILES_ONLY = frozenset({"bash", "clangd"})
 #: How many files one question opens so: past it, references are partial
 #: and a rename is refused.
 OPEN_TO_SEE = 200
@@ -245,9 +249,16 @@ class PoolNavigator:
             if len(unseen) > OPEN_TO_SEE:
                 why = f"more than {OPEN_TO_SEE} to open"
             else:
-                await self.pool.ensure_open(unseen, importers=False)
+                opened = await self.pool.ensure_open(unseen, importers=False)
                 unseen = [p for p in unseen if p not in server.versions]
                 why = f"unreadable: {unseen[0]}" if unseen else ""
+                # clangd reads a file opened in it after answering didOpen.
+                if opened and not unseen and not await self.pool.wait_idle(self.index_wait_s):
+                    return (
+                        f"{server.spec.name} had not read the {len(opened)} "
+                        f"{server.spec.name} file(s) just opened in it within "
+                        f"{self.index_wait_s:g} s"
+                    )
             if unseen:
                 return (
                     f"{server.spec.name} knows only the files open in it and did not see "
