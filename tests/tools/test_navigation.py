@@ -111,6 +111,12 @@ def test_locations_are_grouped_by_file_bounded_and_parse_back() -> None:
     assert parsed is not None
     assert sum(len(lines) for _, lines in parsed[1]) == 100
     assert parsed[2] == "(150 more left out)"
+    # The workspace's places first, then those outside it: gopls's fuzzy
+    # matches in Go's standard library no longer push the project's out.
+    outside = [Found(at(f"/usr/lib/go/src/p{i}.go", 0, 0), None) for i in range(5)]
+    mixed = format_locations("h", [*outside, Found(at("cmd/m.go", 2, 5))], max_locations=3)
+    assert mixed.splitlines()[1:4] == ["cmd/m.go", "  3:6:", "/usr/lib/go/src/p0.go"]
+    assert mixed.endswith("(3 more left out)")
     short = format_locations("h", many, max_lines=12)
     assert len(short.splitlines()) == 12 and short.endswith("more left out)")
     # Columns are 1-based UTF-16 code units, as the editor counts them.

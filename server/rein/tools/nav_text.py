@@ -177,6 +177,11 @@ def _entry(found: Found) -> list[str]:
     return lines
 
 
+def _outside(path: str) -> bool:
+    """Whether a place's path is outside the workspace (absolute, or a URI)."""
+    return path.startswith("/") or ":" in path.split("/", 1)[0]
+
+
 def format_locations(
     header: str,
     found: Sequence[Found],
@@ -186,11 +191,22 @@ def format_locations(
     trailer: str | None = None,
 ) -> str:
     """The ``locations`` text: ``header``, then the locations grouped by
-    file (in path order, each file's in line order), at most
+    file (in path order, the workspace's before those outside it, each
+    file's in line order), at most
     ``max_locations`` of them and ``max_lines`` lines, then a last line in
     parentheses: how many were left out, and ``trailer``."""
+    # The workspace's places first: an absolute path (Go's standard library,
+    # a virtual environment elsewhere) sorted before them, and gopls's
+    # fuzzy workspace-symbol matches in the standard library left the
+    # project's own out past the bound.
     ordered = sorted(
-        found, key=lambda f: (f.location.path, f.location.range.start, f.location.range.end)
+        found,
+        key=lambda f: (
+            _outside(f.location.path),
+            f.location.path,
+            f.location.range.start,
+            f.location.range.end,
+        ),
     )
     lines = [header]
     shown = 0
