@@ -22,6 +22,8 @@ bound the answer is what the server has, marked as possibly incomplete
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -228,6 +230,7 @@ class PoolNavigator:
         """The servers that can answer ``question`` for ``path``, with the
         file open in them, and whether the pool settled within the bound."""
         await self.pool.started()
+        await self._restarted(path)
         servers = servers_for(self.pool.analyzers, path, question, self._absent())
         if self.pool.skipped(path):
             raise NavigationUnavailable(f"{path} is not analysed (the workspace filter skips it).")
@@ -235,6 +238,29 @@ class PoolNavigator:
         if not self._indexed:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
         return servers, self._indexed
+
+    async def _restarted(self, path: str | None) -> None:
+        """Wait, at most the request bound, for the restart of a crashed
+        server of ``path``'s language (None: any) that waits out its backoff
+        or starts again: a question right after a crash was refused with
+        "it is restarting" and "use grep" though the server was back within
+        a second. Then it is given the index wait again (it reads its files
+        anew). One cooling down (its ``failure`` says why) is not waited
+        for."""
+        restarts = [
+            task
+            for server in self.pool.analyzers
+            if not server.alive
+            and server.failure is None
+            and (path is None or server.owns(path))
+            and (task := self.pool.restarts.pending(server.spec.name)) is not None
+        ]
+        if restarts:
+            waited = asyncio.gather(*restarts, return_exceptions=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(waited), self.pool.request_timeout_s)
+            # Started again, it reads its files anew: the index wait again.
+            self._indexed = False
 
     async def _see_workspace(self, servers: Sequence[_Analyzer]) -> str | None:
         """Open in each server that knows only its open files
@@ -409,6 +435,7 @@ class PoolNavigator:
         the answer is said to come from all of them, and names the servers
         that are not running (their languages' symbols are not in it)."""
         await self.pool.started()
+        await self._restarted(None)
         absent = self._absent()
         servers = servers_for(self.pool.analyzers, None, "workspace symbols", absent)
         if not self._indexed:
