@@ -23,6 +23,7 @@ from rein.disk.pool_navigator import (
     _hover_text,
     _rename_edits,
     navigates,
+    sees_open_files_only,
     servers_for,
 )
 from rein.harness.navigation_ports import (
@@ -255,3 +256,20 @@ async def test_a_late_answer_after_the_bound_is_dropped_not_met_by_a_cancelled_r
             await navigator._ask(slow, "a references request", asyncio.wrap_future(sent))
         assert not sent.cancelled()
         sent.set_result([])  # the late answer: taken, dropped
+
+
+def test_the_typescript_server_sees_only_open_files_without_a_config_above_the_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "web/src").mkdir(parents=True)
+    (tmp_path / "js/lib").mkdir(parents=True)
+    (tmp_path / "web/tsconfig.json").write_text("{}\n")
+    # A configured project knows all its files; an inferred one the open ones.
+    assert not sees_open_files_only("typescript", tmp_path, "web/src/a.ts")
+    assert sees_open_files_only("typescript", tmp_path, "js/lib/a.js")
+    (tmp_path / "js/jsconfig.json").write_text("{}\n")
+    assert not sees_open_files_only("typescript", tmp_path, "js/lib/a.js")
+    assert sees_open_files_only("typescript", tmp_path, "top.ts")
+    assert sees_open_files_only("clangd", tmp_path, "web/src/a.c")
+    assert sees_open_files_only("bash", tmp_path, "web/run.sh")
+    assert not sees_open_files_only("gopls", tmp_path, "main.go")

@@ -6,7 +6,7 @@ connections: no second server process.
 
 The server of a question is chosen by what it said it offers in its
 ``initialize`` result (``definitionProvider``, ``referencesProvider``...) and
-by the file's language (:func:`servers_for`): a server without the
+by the file's language (:func:`~rein.disk.nav_servers.servers_for`): a server without the
 capability is skipped, the one offering the most of navigation is asked
 first, the next one only when it had nothing; with none, the answer names
 what is missing.
@@ -25,8 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
@@ -34,8 +33,17 @@ from pygls.lsp.client import LanguageClient
 
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_server import _Analyzer
-from rein.disk.analyzer_specs import find_executable
-from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.nav_servers import (
+    CAPABILITIES,
+    DIAGNOSTICS_ONLY,
+    OPEN_TO_SEE,
+    SEES_OPEN_FILES_ONLY,
+    NavigationServer,
+    navigates,
+    sees_open_files_only,
+    servers_for,
+)
 from rein.disk.pool_status import not_found
 from rein.harness.navigation_ports import (
     CodeLocation,
@@ -57,109 +65,13 @@ __all__ = [
     "NavigationServer",
     "PoolNavigator",
     "navigates",
+    "sees_open_files_only",
     "servers_for",
 ]
 
-#: Analyzers that only report findings (linters): a pool of only these
-#: offers no navigation (decided before any server ran; once they run,
-#: their capabilities decide, :func:`servers_for`). bash-language-server is
-#: not one: it answers definitions, references, renames and outlines of
-#: shell functions and variables (a shell-only project had no navigation
-#: tools while a mixed one's shell files had them).
-DIAGNOSTICS_ONLY = frozenset({"ruff", "eslint", "biome"})
-#: Each question and the ``initialize`` capability a server needs for it.
-CAPABILITIES = {
-    "definition": "definitionProvider",
-    "references": "referencesProvider",
-    "hover": "hoverProvider",
-    "document symbols": "documentSymbolProvider",
-    "workspace symbols": "workspaceSymbolProvider",
-    "rename": "renameProvider",
-}
 #: How long a question waits for the servers to settle (index the project).
 INDEX_WAIT_S = 10.0
 NOT_INDEXED = "the server may not have indexed the project yet"
-#: Servers that know only the files opened in them: bash-language-server
-#: (the preset turns its background analysis off) and clangd (the preset
-#: runs it with ``--background-index=false``: its index is the open files').
-#: Before one answers references or a rename, the workspace's files of its
-#: language are opened in it (:meth:`PoolNavigator._see_workspace`) and
-#: given the index wait to be read: the pool opens only its first
-#: ``max_files`` at start (none in a large workspace), and a shell
-#: function's uses in a file that sources it were silently missed, as were
-#: a C function's callers in the ``.c`` files not open (its rename changed
-#: the definition alone, and the analyzer gate passed it).
-SEES_OPEN_FILES_ONLY = frozenset({"bash", "clangd"})
-#: How many files one question opens so: past it, references are partial
-#: and a rename is refused.
-OPEN_TO_SEE = 200
-
-
-def navigates(specs: Sequence[AnalyzerSpec]) -> bool:
-    """Whether an analyzer of these can answer navigation: one that is not
-    a linter's and whose executable is found (the pool's own test before
-    it starts one). A workspace whose only language server is not installed
-    (a Go project without gopls) was offered the navigation tools, and
-    every call of them answered that gopls was not found."""
-    return any(
-        spec.name not in DIAGNOSTICS_ONLY and find_executable(spec.command[0]) is not None
-        for spec in specs
-    )
-
-
-class NavigationServer(Protocol):
-    """What choosing a server reads of one (the pool's analyzer)."""
-
-    @property
-    def spec(self) -> AnalyzerSpec: ...
-    @property
-    def alive(self) -> bool: ...
-    @property
-    def failure(self) -> str | None: ...
-    @property
-    def capabilities(self) -> Mapping[str, Any]: ...
-    def owns(self, path: str) -> bool: ...
-
-
-_S = TypeVar("_S", bound=NavigationServer)
-
-
-def _offers(server: NavigationServer, capability: str) -> bool:
-    # true or an options object ({} included); absent, null or false: not.
-    return server.capabilities.get(capability) not in (None, False)
-
-
-def _breadth(server: NavigationServer) -> int:
-    return sum(_offers(server, capability) for capability in CAPABILITIES.values())
-
-
-def servers_for(
-    servers: Sequence[_S], path: str | None, question: str, absent: Sequence[str] = ()
-) -> list[_S]:
-    """The running servers that can answer ``question`` (a key of
-    :data:`CAPABILITIES`) for ``path`` (its language; None: any), those that
-    offer the most navigation first. None can:
-    :class:`NavigationUnavailable` saying what is missing (with ``absent``,
-    the servers that did not start and why)."""
-    capability = CAPABILITIES[question]
-    owners = [s for s in servers if path is None or s.owns(path)]
-    able = [s for s in owners if s.alive and _offers(s, capability)]
-    if able:
-        return sorted(able, key=_breadth, reverse=True)
-    where = "here" if path is None else f"for {Path(path).suffix or path} files"
-    if not owners:
-        running = ", ".join(s.spec.name for s in servers) or "none"
-        why = f"No language server {where} answers {question} (analyzers: {running})"
-        if absent:
-            why += f"; not running: {', '.join(absent)}"
-    else:
-        why = f"No language server {where} answers {question}: " + "; ".join(
-            f"{s.spec.name} is not running: {s.failure or 'it is restarting'}"
-            if not s.alive
-            else f"{s.spec.name} does not offer {question} ({capability})"
-            for s in owners
-        )
-    raise NavigationUnavailable(f"{why}. Use grep and read_file instead.")
 
 
 def _position(p: lsp.Position) -> Position:
@@ -262,13 +174,14 @@ class PoolNavigator:
             # Started again, it reads its files anew: the index wait again.
             self._indexed = False
 
-    async def _see_workspace(self, servers: Sequence[_Analyzer]) -> str | None:
-        """Open in each server that knows only its open files
-        (:data:`SEES_OPEN_FILES_ONLY`) the workspace's files it owns, up to
+    async def _see_workspace(self, servers: Sequence[_Analyzer], path: str) -> str | None:
+        """Open in each server that knows only its open files (for ``path``:
+        :func:`~rein.disk.nav_servers.sees_open_files_only`) the workspace's
+        files it owns, up to
         :data:`OPEN_TO_SEE`; None when they see them all, else what they do
         not see (their answer may miss uses there)."""
         for server in servers:
-            if server.spec.name not in SEES_OPEN_FILES_ONLY:
+            if not sees_open_files_only(server.spec.name, self.pool.root, path):
                 continue
             owned = [p for p in sorted(self.pool.existing) if server.owns(p)]
             unseen = [p for p in owned if p not in server.versions and not self.pool.skipped(p)]
@@ -367,7 +280,7 @@ class PoolNavigator:
         self, path: str, position: Position, *, include_declaration: bool = True
     ) -> Sequence[CodeLocation]:
         servers, settled = await self._ready(path, "references")
-        unseen = await self._see_workspace(servers)
+        unseen = await self._see_workspace(servers, path)
         document, at = self._doc(path, position)
         context = lsp.ReferenceContext(include_declaration=include_declaration)
         _, answer = await self._first(
@@ -463,7 +376,7 @@ class PoolNavigator:
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
         servers, _ = await self._ready(path, "rename")
-        unseen = await self._see_workspace(servers)
+        unseen = await self._see_workspace(servers, path)
         if unseen is not None:
             # Its rename would leave the uses in the files it did not see.
             raise NavigationUnavailable(
