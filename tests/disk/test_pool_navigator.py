@@ -18,6 +18,7 @@ from lsprotocol import types as lsp
 from rein.config import load_config
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
+from rein.disk.nav_servers import naming, word_at
 from rein.disk.pool_navigator import (
     PoolNavigator,
     _hover_text,
@@ -273,3 +274,21 @@ def test_the_typescript_server_sees_only_open_files_without_a_config_above_the_f
     assert sees_open_files_only("clangd", tmp_path, "web/src/a.c")
     assert sees_open_files_only("bash", tmp_path, "web/run.sh")
     assert not sees_open_files_only("gopls", tmp_path, "main.go")
+
+
+def test_the_files_to_open_are_those_naming_the_symbol_at_the_place() -> None:
+    text = 'x = "😀"; total(x)\nother.total\n'
+    # The name around a UTF-16 column (the emoji counts two).
+    assert word_at(text, 0, 10) == "total"
+    assert word_at(text, 0, 15) == "total"  # at its end
+    assert word_at(text, 1, 6) == "total"
+    assert word_at(text, 0, 3) is None  # a space and a quote
+    assert word_at(text, 5, 0) is None
+    assert word_at("const $el = 1;\n", 0, 7) == "$el"
+    texts = {
+        "a.py": "from m import total as t\n",
+        "b.py": "subtotal = 1\n",
+        "c.py": "m.total()\n",
+        "d.py": None,
+    }
+    assert naming(texts.get, sorted(texts), "total") == ["a.py", "c.py"]

@@ -12,7 +12,8 @@ in them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -23,13 +24,16 @@ __all__ = [
     "CAPABILITIES",
     "DIAGNOSTICS_ONLY",
     "OPEN_TO_SEE",
+    "READS_LATER",
     "SEES_OPEN_FILES_ONLY",
     "TS_CONFIGS",
     "TS_SERVERS",
     "NavigationServer",
+    "naming",
     "navigates",
     "sees_open_files_only",
     "servers_for",
+    "word_at",
 ]
 
 #: Analyzers that only report findings (linters): a pool of only these
@@ -59,10 +63,15 @@ CAPABILITIES = {
 #: a C function's callers in the ``.c`` files not open (its rename changed
 #: the definition alone, and the analyzer gate passed it).
 SEES_OPEN_FILES_ONLY = frozenset({"bash", "clangd"})
+#: Of the servers seeing open files only, those that read a file after
+#: answering its didOpen (clangd builds it in the background): the pool is
+#: given the index wait to settle before they are asked.
+READS_LATER = frozenset({"clangd"})
 #: The TypeScript server, and the files that make its project a configured
 #: one (else it is inferred from the open files: :func:`sees_open_files_only`).
 TS_SERVERS = frozenset({"typescript"})
 TS_CONFIGS = ("tsconfig.json", "jsconfig.json")
+_NAME = re.compile(r"[\w$]+")
 #: How many files one question opens so: past it, references are partial
 #: and a rename is refused.
 OPEN_TO_SEE = 200
@@ -135,15 +144,22 @@ def servers_for(
     raise NavigationUnavailable(f"{why}. Use grep and read_file instead.")
 
 
-def sees_open_files_only(name: str, root: Path, path: str) -> bool:
+def sees_open_files_only(
+    name: str, root: Path, path: str, *, open_files_mode: bool = False
+) -> bool:
     """Whether the server ``name`` knows, for ``path``, only the files open
-    in it: one of :data:`SEES_OPEN_FILES_ONLY`, or the TypeScript server
+    in it: one the pool switched to analysing open files only
+    (``open_files_mode``: basedpyright's ``openFilesOnly`` in a workspace over
+    ``workspaceMaxFiles``, with nothing opened at start: a file outside the
+    project's own ``include`` is then known only when open, and attrs'
+    ``astuple`` had 5 references in 1 file, not 13 in 4), one of
+    :data:`SEES_OPEN_FILES_ONLY`, or the TypeScript server
     when no ``tsconfig.json`` or ``jsconfig.json`` is in ``path``'s folder or
     above it in the workspace (tsserver's project for it is then inferred
     from the open files and what they import: the files importing ``path``
     are in it only when open, and a JavaScript project's function without
     a jsconfig.json was renamed in its definition alone)."""
-    if name in SEES_OPEN_FILES_ONLY:
+    if open_files_mode or name in SEES_OPEN_FILES_ONLY:
         return True
     if name not in TS_SERVERS:
         return False
@@ -153,3 +169,29 @@ def sees_open_files_only(name: str, root: Path, path: str) -> bool:
         for above in (folder, *folder.parents)
         for config in TS_CONFIGS
     )
+
+
+def word_at(text: str, line: int, character: int) -> str | None:
+    """The name (letters, digits, ``_``, ``$``) at the LSP position
+    (``character`` in UTF-16 code units) of ``text``, else None."""
+    lines = text.splitlines()
+    if not 0 <= line < len(lines):
+        return None
+    row = lines[line]
+    units = index = 0
+    while index < len(row) and units < character:
+        units += 2 if ord(row[index]) > 0xFFFF else 1
+        index += 1
+    for found in _NAME.finditer(row):
+        if found.start() <= index <= found.end():
+            return found[0]
+    return None
+
+
+def naming(read: Callable[[str], str | None], paths: Sequence[str], name: str) -> list[str]:
+    """The ``paths`` whose text (``read``) has ``name`` as a whole word: every
+    file that can refer to it does (an import, an alias's import line, an
+    attribute, a call), so these are what a server seeing only its open
+    files must have open to answer references or a rename."""
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    return [path for path in paths if (text := read(path)) is not None and word.search(text)]

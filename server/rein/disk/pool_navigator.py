@@ -38,11 +38,14 @@ from rein.disk.nav_servers import (
     CAPABILITIES,
     DIAGNOSTICS_ONLY,
     OPEN_TO_SEE,
+    READS_LATER,
     SEES_OPEN_FILES_ONLY,
     NavigationServer,
+    naming,
     navigates,
     sees_open_files_only,
     servers_for,
+    word_at,
 )
 from rein.disk.pool_status import not_found
 from rein.harness.navigation_ports import (
@@ -174,35 +177,54 @@ class PoolNavigator:
             # Started again, it reads its files anew: the index wait again.
             self._indexed = False
 
-    async def _see_workspace(self, servers: Sequence[_Analyzer], path: str) -> str | None:
+    async def _see_workspace(
+        self, servers: Sequence[_Analyzer], path: str, position: Position
+    ) -> str | None:
         """Open in each server that knows only its open files (for ``path``:
         :func:`~rein.disk.nav_servers.sees_open_files_only`) the workspace's
-        files it owns, up to
-        :data:`OPEN_TO_SEE`; None when they see them all, else what they do
-        not see (their answer may miss uses there)."""
+        files it owns that name the symbol at ``position`` (all of them
+        when no name is there), up to :data:`OPEN_TO_SEE`, and give it the
+        index wait to read them; None when it sees them all, else what it
+        does not see (its answer may miss uses there)."""
         for server in servers:
-            if not sees_open_files_only(server.spec.name, self.pool.root, path):
+            mode = server.file_by_file and server.spec.diagnostic_mode_setting is not None
+            if not sees_open_files_only(
+                server.spec.name, self.pool.root, path, open_files_mode=mode
+            ):
                 continue
             owned = [p for p in sorted(self.pool.existing) if server.owns(p)]
             unseen = [p for p in owned if p not in server.versions and not self.pool.skipped(p)]
+            text = self.pool.read(path)
+            name = word_at(text, position.line, position.character) if text else None
+            if name is not None and unseen:
+                # Reading every such file: off the event loop.
+                unseen = await asyncio.to_thread(naming, self.pool.read, unseen, name)
             if len(unseen) > OPEN_TO_SEE:
                 why = f"more than {OPEN_TO_SEE} to open"
             else:
                 opened = await self.pool.ensure_open(unseen, importers=False)
                 unseen = [p for p in unseen if p not in server.versions]
                 why = f"unreadable: {unseen[0]}" if unseen else ""
-                # clangd reads a file opened in it after answering didOpen.
-                if opened and not unseen and not await self.pool.wait_idle(self.index_wait_s):
+                # clangd reads a file opened in it after answering didOpen
+                # (the others as they answer: basedpyright checking what was
+                # opened would only delay the answer).
+                if (
+                    opened
+                    and not unseen
+                    and server.spec.name in READS_LATER
+                    and not await self.pool.wait_idle(self.index_wait_s)
+                ):
                     return (
-                        f"{server.spec.name} had not read the {len(opened)} "
-                        f"{server.spec.name} file(s) just opened in it within "
-                        f"{self.index_wait_s:g} s"
+                        f"the analyzers had not settled within {self.index_wait_s:g} s "
+                        f"after {len(opened)} {server.spec.name} file(s) were opened in "
+                        f"{server.spec.name}"
                     )
             if unseen:
+                named = f" naming `{name}`" if name is not None else ""
                 return (
                     f"{server.spec.name} knows only the files open in it and did not see "
-                    f"{len(unseen)} of the workspace's {len(owned)} {server.spec.name} files "
-                    f"({why})"
+                    f"{len(unseen)} of the workspace's {len(owned)} {server.spec.name} "
+                    f"files{named} ({why})"
                 )
         return None
 
@@ -280,7 +302,7 @@ class PoolNavigator:
         self, path: str, position: Position, *, include_declaration: bool = True
     ) -> Sequence[CodeLocation]:
         servers, settled = await self._ready(path, "references")
-        unseen = await self._see_workspace(servers, path)
+        unseen = await self._see_workspace(servers, path, position)
         document, at = self._doc(path, position)
         context = lsp.ReferenceContext(include_declaration=include_declaration)
         _, answer = await self._first(
@@ -376,7 +398,7 @@ class PoolNavigator:
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
         servers, _ = await self._ready(path, "rename")
-        unseen = await self._see_workspace(servers, path)
+        unseen = await self._see_workspace(servers, path, position)
         if unseen is not None:
             # Its rename would leave the uses in the files it did not see.
             raise NavigationUnavailable(
