@@ -376,6 +376,11 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     with pytest.raises(ToolError, match="outside the workspace; nothing changed"):
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
     assert (root / "pkg/core.py").read_text() == CORE
+    # The server's refusal (gopls: "renaming this func ... conflicts with")
+    # says that nothing changed.
+    del navigator.renames[("pkg/core.py", Position(0, 4))]
+    with pytest.raises(ToolError, match=r"fake-server knows nothing at .*\) Nothing changed\.$"):
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
 
 
 class _FailingSecondWrite:

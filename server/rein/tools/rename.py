@@ -198,7 +198,12 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         try:
             edits = await navigator.rename(rel, position, new_name)
         except NavigationUnavailable as exc:
-            raise ToolError(str(exc) + await parse_note(ctx, rel)) from None
+            # gopls's "renaming this func ... conflicts with ..." left the
+            # model to guess whether part of the rename was made.
+            said = str(exc)
+            if "nothing changed" not in said.lower():
+                said = f"{said.rstrip()} Nothing changed."
+            raise ToolError(said + await parse_note(ctx, rel)) from None
         edits = {path: e for path, e in edits.items() if e}
         if not edits:
             raise ToolError(
