@@ -232,3 +232,47 @@ def test_a_python_file_with_no_module_name_is_still_an_importer() -> None:
     idx.update("site/migrations/0002_more.py")
     files["site/migrations/0002_more.py"] = "import site.models\n"
     assert "site/migrations/0002_more.py" in idx.importers("site/models.py", 10)
+
+
+C_FILES = {
+    "include/util.h": "int util_sum(int a, int b);\n",
+    "include/api.h": '#include "util.h"\n#define API 1\n',
+    "include/deep/x.h": "#include <api.h>\n",
+    "src/util.c": '#include "util.h"\nint util_sum(int a, int b) { return a + b; }\n',
+    "src/main.c": '#include <stdio.h>\n# include "../include/api.h"\nint main(void) { return 0; }\n',
+    "src/use.cpp": '#include "deep/x.h"\n',
+    "src/other.c": '#include "other.h"\n// #include "util.h" in a comment is no include\n',
+    "tools/util.h": "int tool(void);\n",
+}
+
+
+def test_c_importers_follow_includes_by_their_tails_and_through_headers() -> None:
+    # clangd without its background index knows only its open files: a
+    # header's changed prototype broke the callers, none open, and the
+    # analyzer gate passed.
+    idx = ImportIndex(C_FILES, C_FILES.get)
+    # "util.h" meets both util.h (include paths are not read): one more
+    # file opened, never one less. api.h passes its importers on, and
+    # deep/x.h (including api.h by <api.h>) its own.
+    assert idx.importers("include/util.h", 10) == [
+        "include/api.h",
+        "include/deep/x.h",
+        "src/main.c",
+        "src/use.cpp",
+        "src/util.c",
+    ]
+    assert idx.importers("tools/util.h", 10) == [
+        "include/api.h",
+        "include/deep/x.h",
+        "src/main.c",
+        "src/use.cpp",
+        "src/util.c",
+    ]
+    assert idx.importers("include/deep/x.h", 10) == ["src/use.cpp"]
+    assert idx.importers("src/main.c", 10) == []
+    # A header created after the build is met by the files including it.
+    files = dict(C_FILES)
+    idx = ImportIndex(files, files.get)
+    assert idx.importers("src/other.c", 10) == []
+    files["include/other.h"] = "int other(void);\n"
+    assert idx.importers("include/other.h", 10) == ["src/other.c"]

@@ -3,20 +3,28 @@ answer, hover texts, and a clear refusal when none can."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from lsprotocol import types as lsp
 
+from rein.config import load_config
+from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
+from rein.disk.nav_servers import naming, word_at
 from rein.disk.pool_navigator import (
     PoolNavigator,
     _hover_text,
     _rename_edits,
     navigates,
+    sees_open_files_only,
     servers_for,
 )
 from rein.harness.navigation_ports import (
@@ -26,15 +34,42 @@ from rein.harness.navigation_ports import (
     Position,
     TextReplacement,
 )
+from rein.hosting.headless import HeadlessSession
+from rein.providers.replay import ReplayModel
 
 
-def test_only_servers_that_are_not_linters_navigate() -> None:
-    assert not navigates(["ruff", "eslint", "biome"])
-    assert navigates(["ruff", "basedpyright"])
-    assert navigates(["gopls"])
+def _spec(name: str, command: str) -> AnalyzerSpec:
+    return AnalyzerSpec(name, (command,), frozenset({".x"}))
+
+
+def test_only_installed_servers_that_are_not_linters_navigate() -> None:
+    here = sys.executable  # an executable that is there
+    assert not navigates([_spec(n, here) for n in ("ruff", "eslint", "biome")])
+    assert navigates([_spec("ruff", here), _spec("basedpyright", here)])
+    assert navigates([_spec("gopls", here)])
     # bash-language-server answers shell functions' definitions, references
     # and renames: a shell-only project had no navigation tools.
-    assert navigates(["bash"])
+    assert navigates([_spec("bash", here)])
+    # A server that is not installed answers nothing: a Go project without
+    # gopls was offered the tools, and each call said gopls was not found.
+    assert not navigates([_spec("gopls", "gopls-not-installed-here")])
+    assert not navigates([_spec("ruff", here), _spec("basedpyright", "/nowhere/basedpyright")])
+
+
+async def test_a_workspace_whose_language_server_is_missing_is_offered_no_navigation(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.19\n")
+    (tmp_path / "main.go").write_text("package main\n\nfunc main() {}\n")
+    missing = {"name": "gopls", "command": ["gopls-not-installed-here"]}
+    config = load_config({"gates": {"analyzer": {"servers": [missing]}}})
+    tools = ["find_definition", "find_references", "hover", "symbols", "rename_symbol"]
+    model = ReplayModel([{"expect": {"tools_exclude": tools}, "text": "done"}])
+    async with HeadlessSession(tmp_path, model, config, watch=False) as session:
+        result = await session.prompt("look")
+    assert result.status == "completed", result.error
+    (request,) = model.requests
+    assert not [t for t in tools if f"`{t}`" in request.system]
 
 
 def test_hover_contents_of_every_shape_become_text() -> None:
@@ -204,3 +239,56 @@ async def test_a_workspace_search_names_every_server_asked_and_those_not_running
     assert navigator.source == "basedpyright, bash; not running: gopls was not found"
     found = await navigator.workspace_symbols("total")
     assert [s.name for s in found] == ["total_of"]
+
+
+async def test_a_late_answer_after_the_bound_is_dropped_not_met_by_a_cancelled_request(
+    tmp_path: Path,
+) -> None:
+    # pygls's request: a concurrent future, awaited wrapped. A plain
+    # wait_for cancelled it at the bound, and the server's late answer,
+    # set on it, raised InvalidStateError (pygls logged a traceback).
+    sent: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    async with AnalyzerPool(tmp_path, [], request_timeout_ms=100) as pool:
+        navigator = PoolNavigator(pool, index_wait_s=0.1)
+        slow = cast(_Analyzer, SimpleNamespace(spec=AnalyzerSpec("gopls", ("g",), frozenset())))
+        with pytest.raises(
+            NavigationUnavailable, match=r"gopls did not answer a references request within 0.1 s"
+        ):
+            await navigator._ask(slow, "a references request", asyncio.wrap_future(sent))
+        assert not sent.cancelled()
+        sent.set_result([])  # the late answer: taken, dropped
+
+
+def test_the_typescript_server_sees_only_open_files_without_a_config_above_the_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "web/src").mkdir(parents=True)
+    (tmp_path / "js/lib").mkdir(parents=True)
+    (tmp_path / "web/tsconfig.json").write_text("{}\n")
+    # A configured project knows all its files; an inferred one the open ones.
+    assert not sees_open_files_only("typescript", tmp_path, "web/src/a.ts")
+    assert sees_open_files_only("typescript", tmp_path, "js/lib/a.js")
+    (tmp_path / "js/jsconfig.json").write_text("{}\n")
+    assert not sees_open_files_only("typescript", tmp_path, "js/lib/a.js")
+    assert sees_open_files_only("typescript", tmp_path, "top.ts")
+    assert sees_open_files_only("clangd", tmp_path, "web/src/a.c")
+    assert sees_open_files_only("bash", tmp_path, "web/run.sh")
+    assert not sees_open_files_only("gopls", tmp_path, "main.go")
+
+
+def test_the_files_to_open_are_those_naming_the_symbol_at_the_place() -> None:
+    text = 'x = "😀"; total(x)\nother.total\n'
+    # The name around a UTF-16 column (the emoji counts two).
+    assert word_at(text, 0, 10) == "total"
+    assert word_at(text, 0, 15) == "total"  # at its end
+    assert word_at(text, 1, 6) == "total"
+    assert word_at(text, 0, 3) is None  # a space and a quote
+    assert word_at(text, 5, 0) is None
+    assert word_at("const $el = 1;\n", 0, 7) == "$el"
+    texts = {
+        "a.py": "from m import total as t\n",
+        "b.py": "subtotal = 1\n",
+        "c.py": "m.total()\n",
+        "d.py": None,
+    }
+    assert naming(texts.get, sorted(texts), "total") == ["a.py", "c.py"]

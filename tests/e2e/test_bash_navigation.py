@@ -48,7 +48,7 @@ async def test_a_shell_functions_references_and_rename_see_every_shell_file(
         assert isinstance(partial, PartialLocations)
         assert partial.note == (
             "bash knows only the files open in it and did not see 1 of the "
-            "workspace's 3 bash files (more than 0 to open)"
+            "workspace's 3 bash files naming `greet` (more than 0 to open)"
         )
         assert {f.path for f in partial} == {"a.sh", "lib.sh"}
         with pytest.raises(NavigationUnavailable, match="Not renamed: bash knows only"):

@@ -54,6 +54,24 @@ def test_the_symbol_is_found_as_a_whole_word_and_counted_in_utf16() -> None:
     assert symbol_position("a.py", "g(f, f)\n", 1, "f", occurrence=2) == Position(0, 5)
 
 
+def test_a_dotted_symbol_written_whole_on_the_line_is_the_one_meant() -> None:
+    # gopls's project: `tu.Reverse` is there once; `Reverse` three times
+    # (the call, a string, a field). The model named the call: no
+    # "occurs 3 times" refusal, and the column of the name after `tu.`.
+    text = '\té := "😀"; fmt.Println(tu.Reverse(é), "Reverse", tu.Box{Reverse: true})\n'
+    assert symbol_position("m.go", text, 1, "tu.Reverse") == Position(0, 27)
+    assert symbol_position("m.go", text, 1, "tu.Reverse()") == Position(0, 27)
+    # Written whole twice: which one is asked; `xtu.Reverse` is not `tu.Reverse`.
+    twice = "a.f(b.f, xa.f, a.f)\n"
+    with pytest.raises(
+        ToolError, match=r"`f` occurs 2 times on line 1 of a\.py \(at columns 3, 18\)"
+    ):
+        symbol_position("a.py", twice, 1, "a.f")
+    assert symbol_position("a.py", twice, 1, "a.f", occurrence=2) == Position(0, 17)
+    # Not on the line so: the name alone, as before.
+    assert symbol_position("a.py", "g(b.f)\n", 1, "a.f") == Position(0, 4)
+
+
 def test_an_ambiguous_or_absent_symbol_or_line_is_an_error_the_model_can_act_on() -> None:
     with pytest.raises(ToolError, match=r"occurs 2 times on line 1 of a\.py \(at columns 3, 6\)"):
         symbol_position("a.py", "g(f, f)\n", 1, "f")
@@ -93,6 +111,12 @@ def test_locations_are_grouped_by_file_bounded_and_parse_back() -> None:
     assert parsed is not None
     assert sum(len(lines) for _, lines in parsed[1]) == 100
     assert parsed[2] == "(150 more left out)"
+    # The workspace's places first, then those outside it: gopls's fuzzy
+    # matches in Go's standard library no longer push the project's out.
+    outside = [Found(at(f"/usr/lib/go/src/p{i}.go", 0, 0), None) for i in range(5)]
+    mixed = format_locations("h", [*outside, Found(at("cmd/m.go", 2, 5))], max_locations=3)
+    assert mixed.splitlines()[1:4] == ["cmd/m.go", "  3:6:", "/usr/lib/go/src/p0.go"]
+    assert mixed.endswith("(3 more left out)")
     short = format_locations("h", many, max_lines=12)
     assert len(short.splitlines()) == 12 and short.endswith("more left out)")
     # Columns are 1-based UTF-16 code units, as the editor counts them.
@@ -336,8 +360,8 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     assert (root / "pkg/core.py").read_text() == CORE
     with pytest.raises(ToolError, match="is not a name"):
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="a b")
-    for keyword_or_dollar in ("class", "$f"):
-        with pytest.raises(ToolError, match="is not a Python name"):
+    for keyword_or_dollar, why in (("class", "a reserved word in Python"), ("$f", "a \\$")):
+        with pytest.raises(ToolError, match=why):
             await calls.run(
                 RenameSymbolTool(),
                 path="pkg/core.py",
@@ -352,6 +376,11 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     with pytest.raises(ToolError, match="outside the workspace; nothing changed"):
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
     assert (root / "pkg/core.py").read_text() == CORE
+    # The server's refusal (gopls: "renaming this func ... conflicts with")
+    # says that nothing changed.
+    del navigator.renames[("pkg/core.py", Position(0, 4))]
+    with pytest.raises(ToolError, match=r"fake-server knows nothing at .*\) Nothing changed\.$"):
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
 
 
 class _FailingSecondWrite:
@@ -532,6 +561,86 @@ async def test_a_javascript_name_may_hold_a_dollar(
     )
     assert not result.is_error
     assert (root / "web/a.ts").read_text() == "const $el = 1;\n"
+
+
+async def test_a_reserved_word_of_the_files_language_is_refused_before_the_server_is_asked(
+    root: Path, write_files: WriteFiles, calls: ToolCallRecorder, navigator: FakeNavigator
+) -> None:
+    # typescript-language-server renamed `const shout` to `const class`
+    # (which does not parse), and the gate met it after the write.
+    files = {
+        "web/a.ts": "const shout = 1;\n",
+        "cmd/m.go": "var shout = 1\n",
+        "src/m.c": "int shout;\n",
+        "src/m.cpp": "int shout;\n",
+    }
+    write_files(files)
+    for path, reserved, language in (
+        ("web/a.ts", "class", "JavaScript/TypeScript"),
+        ("web/a.ts", "await", "JavaScript/TypeScript"),
+        ("cmd/m.go", "func", "Go"),
+        ("cmd/m.go", "$x", None),
+        ("src/m.c", "int", "C"),
+        ("src/m.cpp", "namespace", "C++"),
+    ):
+        why = f"a reserved word in {language}" if language else "not a Go name"
+        with pytest.raises(ToolError, match=why):
+            await calls.run(
+                RenameSymbolTool(), path=path, line=1, symbol="shout", new_name=reserved
+            )
+    assert navigator.asked == []
+    assert all((root / path).read_text() == text for path, text in files.items())
+    # A C++ word is a name in C.
+    place = CodeRange(Position(0, 4), Position(0, 9))
+    navigator.renames[("src/m.c", Position(0, 4))] = {"src/m.c": [TextReplacement(place, "class")]}
+    result = await calls.run(
+        RenameSymbolTool(), path="src/m.c", line=1, symbol="shout", new_name="class"
+    )
+    assert not result.is_error, result.content
+    assert (root / "src/m.c").read_text() == "int class;\n"
+
+
+async def test_a_rename_says_where_a_python_stub_still_names_the_old_name(
+    root: Path, write_files: WriteFiles, calls: ToolCallRecorder, navigator: FakeNavigator
+) -> None:
+    # attrs: basedpyright renamed `astuple` in _funcs.py and in the
+    # package's __init__.py, not in __init__.pyi (its own declaration),
+    # where importers resolve it; the analyzer gate saw nothing wrong.
+    write_files(
+        {
+            "attr/_funcs.py": "def astuple(x):\n    return x\n",
+            "attr/__init__.py": "from ._funcs import astuple\n",
+            "attr/__init__.pyi": "# astuple's stub\nx = 1\ndef astuple(x: int) -> int: ...\n",
+            "attr/_funcs.pyi": "def other() -> None: ...\n",
+        }
+    )
+    navigator.renames[("attr/_funcs.py", Position(0, 4))] = {
+        "attr/_funcs.py": [_replace(0, 4, 11, "as_tuple")],
+        "attr/__init__.py": [_replace(0, 20, 27, "as_tuple")],
+    }
+    result = await calls.run(
+        RenameSymbolTool(), path="attr/_funcs.py", line=1, symbol="astuple", new_name="as_tuple"
+    )
+    assert not result.is_error, result.content
+    assert result.content.endswith(
+        "(one change: generation 1; not renamed: attr/__init__.pyi (the stub of "
+        "attr/__init__.py) still names `astuple` (lines 1, 3); the language server's rename "
+        "does not cross a module and its stub. Rename it there with edit_file if it is the "
+        "same symbol.)"
+    )
+    # _funcs.pyi does not name it: nothing said of it.
+    assert "_funcs.pyi" not in result.content
+    # A rename that changed the stub too says nothing.
+    navigator.renames[("attr/_funcs.py", Position(0, 4))] = {
+        "attr/_funcs.py": [_replace(0, 4, 12, "tup")],
+        "attr/__init__.py": [_replace(0, 20, 28, "tup")],
+        "attr/__init__.pyi": [_replace(0, 2, 9, "tup"), _replace(2, 4, 11, "tup")],
+    }
+    result = await calls.run(
+        RenameSymbolTool(), path="attr/_funcs.py", line=1, symbol="as_tuple", new_name="tup"
+    )
+    assert not result.is_error, result.content
+    assert result.content.endswith("(one change: generation 2)")
 
 
 def body_end_at(line: int) -> CodeRange:

@@ -19,6 +19,9 @@ importers, with or without a ``go.mod``) are indexed the same way, each
 language by its own keys. A TypeScript barrel (``lib/index.ts`` with
 ``export * from './a'``) passes its importers on to what it re-exports,
 through barrels re-exporting barrels up to :data:`BARREL_DEPTH` deep.
+C and C++ files (:mod:`rein.disk.c_includes`: an ``#include`` meets a file
+by its path's tails) too, a header passing its importers on to what it
+includes as a barrel does.
 
 Building the index reads every indexed file: :meth:`ImportIndex.build` is
 meant for a worker thread (the pool awaits it off the event loop); one
@@ -32,6 +35,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 
+from rein.disk.c_includes import C_EXTENSIONS, HEADER_EXTENSIONS, c_includes, c_keys
 from rein.disk.go_imports import GoModules, go_imports
 from rein.disk.ts_imports import TsResolver, module_keys
 from rein.python_imports import imported_modules, module_name
@@ -53,7 +57,7 @@ def _typescript(path: str) -> bool:
 
 
 def _indexed(path: str) -> bool:
-    return path.endswith(".go") or _python(path) or bool(module_keys(path))
+    return path.endswith((".go", *C_EXTENSIONS)) or _python(path) or bool(module_keys(path))
 
 
 class ImportIndex:
@@ -86,6 +90,8 @@ class ImportIndex:
         if _python(path):
             module = module_name(path)
             return [module] if module is not None else []
+        if path.endswith(C_EXTENSIONS):
+            return c_keys(path)
         return module_keys(path)
 
     def _resolver(self) -> TsResolver:
@@ -105,6 +111,11 @@ class ImportIndex:
             if module is not None:
                 self._by_module.setdefault(module, path)
             imported = imported_modules(path, text)
+        elif path.endswith(C_EXTENSIONS):
+            imported = c_includes(text)
+            if path.endswith(HEADER_EXTENSIONS):  # a header: what it includes, it passes on
+                for key in imported:
+                    self._reexports.setdefault(key, set()).add(path)
         else:
             imported, again = self._resolver().scan(path, text)
             for key in again:
@@ -165,7 +176,7 @@ class ImportIndex:
             if not barrels:
                 break
             seen |= barrels
-            frontier = [k for b in sorted(barrels) for k in module_keys(b)]
+            frontier = [k for b in sorted(barrels) for k in self._keys(b)]
             found.update(frontier)
         return found
 

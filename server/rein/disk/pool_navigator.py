@@ -6,7 +6,7 @@ connections: no second server process.
 
 The server of a question is chosen by what it said it offers in its
 ``initialize`` result (``definitionProvider``, ``referencesProvider``...) and
-by the file's language (:func:`servers_for`): a server without the
+by the file's language (:func:`~rein.disk.nav_servers.servers_for`): a server without the
 capability is skipped, the one offering the most of navigation is asked
 first, the next one only when it had nothing; with none, the answer names
 what is missing.
@@ -23,16 +23,30 @@ bound the answer is what the server has, marked as possibly incomplete
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_server import _Analyzer
-from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.nav_servers import (
+    CAPABILITIES,
+    DIAGNOSTICS_ONLY,
+    OPEN_TO_SEE,
+    READS_LATER,
+    SEES_OPEN_FILES_ONLY,
+    NavigationServer,
+    naming,
+    navigates,
+    sees_open_files_only,
+    servers_for,
+    word_at,
+)
 from rein.disk.pool_status import not_found
 from rein.harness.navigation_ports import (
     CodeLocation,
@@ -54,98 +68,13 @@ __all__ = [
     "NavigationServer",
     "PoolNavigator",
     "navigates",
+    "sees_open_files_only",
     "servers_for",
 ]
 
-#: Analyzers that only report findings (linters): a pool of only these
-#: offers no navigation (decided before any server ran; once they run,
-#: their capabilities decide, :func:`servers_for`). bash-language-server is
-#: not one: it answers definitions, references, renames and outlines of
-#: shell functions and variables (a shell-only project had no navigation
-#: tools while a mixed one's shell files had them).
-DIAGNOSTICS_ONLY = frozenset({"ruff", "eslint", "biome"})
-#: Each question and the ``initialize`` capability a server needs for it.
-CAPABILITIES = {
-    "definition": "definitionProvider",
-    "references": "referencesProvider",
-    "hover": "hoverProvider",
-    "document symbols": "documentSymbolProvider",
-    "workspace symbols": "workspaceSymbolProvider",
-    "rename": "renameProvider",
-}
 #: How long a question waits for the servers to settle (index the project).
 INDEX_WAIT_S = 10.0
 NOT_INDEXED = "the server may not have indexed the project yet"
-#: Servers that know only the files opened in them: bash-language-server
-#: (the preset turns its background analysis off). Before one answers
-#: references or a rename, the workspace's files of its language are opened
-#: in it (:meth:`PoolNavigator._see_workspace`): the pool opens only its
-#: first ``max_files`` at start (none in a large workspace), and a shell
-#: function's uses in a file that sources it were silently missed.
-SEES_OPEN_FILES_ONLY = frozenset({"bash"})
-#: How many files one question opens so: past it, references are partial
-#: and a rename is refused.
-OPEN_TO_SEE = 200
-
-
-def navigates(names: Sequence[str]) -> bool:
-    """Whether an analyzer of these names can answer navigation."""
-    return any(name not in DIAGNOSTICS_ONLY for name in names)
-
-
-class NavigationServer(Protocol):
-    """What choosing a server reads of one (the pool's analyzer)."""
-
-    @property
-    def spec(self) -> AnalyzerSpec: ...
-    @property
-    def alive(self) -> bool: ...
-    @property
-    def failure(self) -> str | None: ...
-    @property
-    def capabilities(self) -> Mapping[str, Any]: ...
-    def owns(self, path: str) -> bool: ...
-
-
-_S = TypeVar("_S", bound=NavigationServer)
-
-
-def _offers(server: NavigationServer, capability: str) -> bool:
-    # true or an options object ({} included); absent, null or false: not.
-    return server.capabilities.get(capability) not in (None, False)
-
-
-def _breadth(server: NavigationServer) -> int:
-    return sum(_offers(server, capability) for capability in CAPABILITIES.values())
-
-
-def servers_for(
-    servers: Sequence[_S], path: str | None, question: str, absent: Sequence[str] = ()
-) -> list[_S]:
-    """The running servers that can answer ``question`` (a key of
-    :data:`CAPABILITIES`) for ``path`` (its language; None: any), those that
-    offer the most navigation first. None can:
-    :class:`NavigationUnavailable` saying what is missing (with ``absent``,
-    the servers that did not start and why)."""
-    capability = CAPABILITIES[question]
-    owners = [s for s in servers if path is None or s.owns(path)]
-    able = [s for s in owners if s.alive and _offers(s, capability)]
-    if able:
-        return sorted(able, key=_breadth, reverse=True)
-    where = "here" if path is None else f"for {Path(path).suffix or path} files"
-    if not owners:
-        running = ", ".join(s.spec.name for s in servers) or "none"
-        why = f"No language server {where} answers {question} (analyzers: {running})"
-        if absent:
-            why += f"; not running: {', '.join(absent)}"
-    else:
-        why = f"No language server {where} answers {question}: " + "; ".join(
-            f"{s.spec.name} is not running: {s.failure or 'it is restarting'}"
-            if not s.alive
-            else f"{s.spec.name} does not offer {question} ({capability})"
-            for s in owners
-        )
-    raise NavigationUnavailable(f"{why}. Use grep and read_file instead.")
 
 
 def _position(p: lsp.Position) -> Position:
@@ -216,6 +145,7 @@ class PoolNavigator:
         """The servers that can answer ``question`` for ``path``, with the
         file open in them, and whether the pool settled within the bound."""
         await self.pool.started()
+        await self._restarted(path)
         servers = servers_for(self.pool.analyzers, path, question, self._absent())
         if self.pool.skipped(path):
             raise NavigationUnavailable(f"{path} is not analysed (the workspace filter skips it).")
@@ -224,27 +154,77 @@ class PoolNavigator:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
         return servers, self._indexed
 
-    async def _see_workspace(self, servers: Sequence[_Analyzer]) -> str | None:
-        """Open in each server that knows only its open files
-        (:data:`SEES_OPEN_FILES_ONLY`) the workspace's files it owns, up to
-        :data:`OPEN_TO_SEE`; None when they see them all, else what they do
-        not see (their answer may miss uses there)."""
+    async def _restarted(self, path: str | None) -> None:
+        """Wait, at most the request bound, for the restart of a crashed
+        server of ``path``'s language (None: any) that waits out its backoff
+        or starts again: a question right after a crash was refused with
+        "it is restarting" and "use grep" though the server was back within
+        a second. Then it is given the index wait again (it reads its files
+        anew). One cooling down (its ``failure`` says why) is not waited
+        for."""
+        restarts = [
+            task
+            for server in self.pool.analyzers
+            if not server.alive
+            and server.failure is None
+            and (path is None or server.owns(path))
+            and (task := self.pool.restarts.pending(server.spec.name)) is not None
+        ]
+        if restarts:
+            waited = asyncio.gather(*restarts, return_exceptions=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(waited), self.pool.request_timeout_s)
+            # Started again, it reads its files anew: the index wait again.
+            self._indexed = False
+
+    async def _see_workspace(
+        self, servers: Sequence[_Analyzer], path: str, position: Position
+    ) -> str | None:
+        """Open in each server that knows only its open files (for ``path``:
+        :func:`~rein.disk.nav_servers.sees_open_files_only`) the workspace's
+        files it owns that name the symbol at ``position`` (all of them
+        when no name is there), up to :data:`OPEN_TO_SEE`, and give it the
+        index wait to read them; None when it sees them all, else what it
+        does not see (its answer may miss uses there)."""
         for server in servers:
-            if server.spec.name not in SEES_OPEN_FILES_ONLY:
+            mode = server.file_by_file and server.spec.diagnostic_mode_setting is not None
+            if not sees_open_files_only(
+                server.spec.name, self.pool.root, path, open_files_mode=mode
+            ):
                 continue
             owned = [p for p in sorted(self.pool.existing) if server.owns(p)]
             unseen = [p for p in owned if p not in server.versions and not self.pool.skipped(p)]
+            text = self.pool.read(path)
+            name = word_at(text, position.line, position.character) if text else None
+            if name is not None and unseen:
+                # Reading every such file: off the event loop.
+                unseen = await asyncio.to_thread(naming, self.pool.read, unseen, name)
             if len(unseen) > OPEN_TO_SEE:
                 why = f"more than {OPEN_TO_SEE} to open"
             else:
-                await self.pool.ensure_open(unseen, importers=False)
+                opened = await self.pool.ensure_open(unseen, importers=False)
                 unseen = [p for p in unseen if p not in server.versions]
                 why = f"unreadable: {unseen[0]}" if unseen else ""
+                # clangd reads a file opened in it after answering didOpen
+                # (the others as they answer: basedpyright checking what was
+                # opened would only delay the answer).
+                if (
+                    opened
+                    and not unseen
+                    and server.spec.name in READS_LATER
+                    and not await self.pool.wait_idle(self.index_wait_s)
+                ):
+                    return (
+                        f"the analyzers had not settled within {self.index_wait_s:g} s "
+                        f"after {len(opened)} {server.spec.name} file(s) were opened in "
+                        f"{server.spec.name}"
+                    )
             if unseen:
+                named = f" naming `{name}`" if name is not None else ""
                 return (
                     f"{server.spec.name} knows only the files open in it and did not see "
-                    f"{len(unseen)} of the workspace's {len(owned)} {server.spec.name} files "
-                    f"({why})"
+                    f"{len(unseen)} of the workspace's {len(owned)} {server.spec.name} "
+                    f"files{named} ({why})"
                 )
         return None
 
@@ -269,8 +249,11 @@ class PoolNavigator:
     async def _ask(self, analyzer: _Analyzer, what: str, request: Awaitable[Any]) -> Any:
         seconds = self.pool.request_timeout_s
         try:
-            answer = await asyncio.wait_for(request, seconds)
-        except TimeoutError:
+            # bounded: the request is shielded, so a server's late answer
+            # completes it and is dropped (a plain wait_for cancelled pygls's
+            # future, and the late answer set on it logged a traceback).
+            answer = await bounded(analyzer.spec.name, what, seconds, request)
+        except AnalyzerTimeout:
             raise NavigationUnavailable(
                 f"{analyzer.spec.name} did not answer {what} within {seconds:g} s."
             ) from None
@@ -319,7 +302,7 @@ class PoolNavigator:
         self, path: str, position: Position, *, include_declaration: bool = True
     ) -> Sequence[CodeLocation]:
         servers, settled = await self._ready(path, "references")
-        unseen = await self._see_workspace(servers)
+        unseen = await self._see_workspace(servers, path, position)
         document, at = self._doc(path, position)
         context = lsp.ReferenceContext(include_declaration=include_declaration)
         _, answer = await self._first(
@@ -387,6 +370,7 @@ class PoolNavigator:
         the answer is said to come from all of them, and names the servers
         that are not running (their languages' symbols are not in it)."""
         await self.pool.started()
+        await self._restarted(None)
         absent = self._absent()
         servers = servers_for(self.pool.analyzers, None, "workspace symbols", absent)
         if not self._indexed:
@@ -414,7 +398,7 @@ class PoolNavigator:
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
         servers, _ = await self._ready(path, "rename")
-        unseen = await self._see_workspace(servers)
+        unseen = await self._see_workspace(servers, path, position)
         if unseen is not None:
             # Its rename would leave the uses in the files it did not see.
             raise NavigationUnavailable(

@@ -182,6 +182,11 @@ class AnalyzerRestarts:
             self._report(f"analyzer {name} runs again after its cool-down")
         self._changed()
 
+    def pending(self, name: str) -> asyncio.Task[None] | None:
+        """The restart of the analyzer ``name`` that waits or runs, if any
+        (a question for it may wait for it: :mod:`rein.disk.pool_navigator`)."""
+        return self._pending.get(name)
+
     async def settled(self) -> None:
         """Returns once no restart waits or runs (tests)."""
         while self._pending:

@@ -179,9 +179,7 @@ class WorkspaceHost:
             ),
             recover_interrupted=recover_interrupted,
             # The pool's own servers answer navigation when one of them can.
-            navigator=(
-                PoolNavigator(self.pool) if navigates([s.name for s in self.pool.specs]) else None
-            ),
+            navigator=(PoolNavigator(self.pool) if navigates(self.pool.specs) else None),
         )
         self.mutations = mutations
         self.workspace = workspace

@@ -28,6 +28,7 @@ __all__ = [
     "format_locations",
     "line_starts",
     "lsp_lines",
+    "symbol_name",
     "symbol_position",
     "utf16_column",
 ]
@@ -77,11 +78,23 @@ def character_index(text: str, character: int) -> int:
     return len(text)
 
 
-def _word(symbol: str) -> str:
+def symbol_name(symbol: str) -> str:
     """The name a symbol's text stands for: ``obj.method`` -> ``method``,
     ``f()`` -> ``f``."""
     name = symbol.strip().rstrip("()").strip()
     return name.rsplit(".", 1)[-1] if "." in name and not name.endswith(".") else name
+
+
+def _qualified_starts(symbol: str, name: str, line_text: str) -> list[int]:
+    """Where ``name`` is on the line as the end of the dotted ``symbol``
+    written there whole (``tu.Reverse``: the ``Reverse`` after ``tu.``, not
+    the one in a string or a field of the same name); [] when ``symbol``
+    is not dotted or not on the line so."""
+    dotted = symbol.strip().rstrip("()").strip()
+    if dotted == name or not dotted.endswith(name):
+        return []
+    pattern = rf"(?<![\w.]){re.escape(dotted)}(?!\w)"
+    return [m.end() - len(name) for m in re.finditer(pattern, line_text)]
 
 
 def symbol_position(
@@ -91,7 +104,7 @@ def symbol_position(
     match; with ``occurrence`` (1-based) the n-th of several. A ToolError
     the model can act on when the line does not exist, the symbol is not on
     it, or it is there more than once."""
-    name = _word(symbol)
+    name = symbol_name(symbol)
     if not name:
         raise ToolError("symbol is empty: give the name as it is written on the line.")
     lines = lsp_lines(text)
@@ -100,7 +113,9 @@ def symbol_position(
             f"{rel} has {len(lines)} line{'' if len(lines) == 1 else 's'}; there is no line {line}."
         )
     line_text = lines[line - 1]
-    starts = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", line_text)]
+    starts = _qualified_starts(symbol, name, line_text) or [
+        m.start() for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", line_text)
+    ]
     if not starts:
         raise ToolError(
             f"`{name}` is not on line {line} of {rel} (as a whole word); the line is:\n"
@@ -162,6 +177,11 @@ def _entry(found: Found) -> list[str]:
     return lines
 
 
+def _outside(path: str) -> bool:
+    """Whether a place's path is outside the workspace (absolute, or a URI)."""
+    return path.startswith("/") or ":" in path.split("/", 1)[0]
+
+
 def format_locations(
     header: str,
     found: Sequence[Found],
@@ -171,11 +191,22 @@ def format_locations(
     trailer: str | None = None,
 ) -> str:
     """The ``locations`` text: ``header``, then the locations grouped by
-    file (in path order, each file's in line order), at most
+    file (in path order, the workspace's before those outside it, each
+    file's in line order), at most
     ``max_locations`` of them and ``max_lines`` lines, then a last line in
     parentheses: how many were left out, and ``trailer``."""
+    # The workspace's places first: an absolute path (Go's standard library,
+    # a virtual environment elsewhere) sorted before them, and gopls's
+    # fuzzy workspace-symbol matches in the standard library left the
+    # project's own out past the bound.
     ordered = sorted(
-        found, key=lambda f: (f.location.path, f.location.range.start, f.location.range.end)
+        found,
+        key=lambda f: (
+            _outside(f.location.path),
+            f.location.path,
+            f.location.range.start,
+            f.location.range.end,
+        ),
     )
     lines = [header]
     shown = 0

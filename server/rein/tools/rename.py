@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import keyword
 import re
 from collections.abc import Mapping, Sequence
 
@@ -40,14 +39,19 @@ from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
 from rein.tools.edit import bounded_diff, path_lock
+from rein.tools.nav_names import check_new_name
 from rein.tools.nav_syntax import parse_note
-from rein.tools.nav_text import Found, format_locations, line_starts, lsp_lines, utf16_column
+from rein.tools.nav_text import (
+    Found,
+    format_locations,
+    line_starts,
+    lsp_lines,
+    symbol_name,
+    utf16_column,
+)
 from rein.tools.navigation import require_navigator, resolve_symbol
 
 __all__ = ["RenameSymbolArgs", "RenameSymbolTool", "apply_replacements"]
-
-#: A name: letters, digits, _ and $ (JavaScript's), not starting with a digit.
-_NAME = re.compile(r"^(?:[^\W\d]|\$)[\w$]*$")
 
 
 def _offset(starts: list[int], text: str, position: Position) -> int:
@@ -98,6 +102,53 @@ def apply_replacements(text: str, edits: Sequence[TextReplacement]) -> tuple[str
     return "".join(parts), where
 
 
+#: A Python module and its stub: each is the other's (``a.py``, ``a.pyi``).
+_STUB_PAIRS = ((".py", ".pyi"), (".pyi", ".py"))
+#: How many of a stub's lines naming the old name are said.
+STUB_LINES_SHOWN = 5
+
+
+async def _stale_stubs(ctx: ToolContext, planned: Mapping[str, object], old: str) -> list[str]:
+    """What the rename left in a stub: for each renamed Python module whose
+    stub (``a.pyi`` beside ``a.py``; or the module beside a renamed stub) the
+    rename did not change and still names ``old`` as a word, a line saying
+    where. basedpyright renames neither across a module and its stub (each
+    declares the name) nor in a package's ``__init__.pyi`` beside its
+    ``__init__.py``: attrs' ``astuple`` renamed in ``__init__.py`` stayed in
+    ``__init__.pyi``, importers kept resolving it there, and the analyzer
+    gate saw nothing wrong."""
+    workspace, sandbox = sandbox_of(ctx)
+    word = re.compile(rf"(?<![\w$]){re.escape(old)}(?![\w$])")
+    notes: list[str] = []
+    for path in sorted(planned):
+        for suffix, other in _STUB_PAIRS:
+            if not path.endswith(suffix):
+                continue
+            twin = path[: -len(suffix)] + other
+            if twin in planned or sandbox.denied_by(twin) is not None:
+                continue
+            try:
+                text = (await workspace.read_text(twin)).text
+            except Exception:  # no such file, not text: nothing left there
+                continue
+            lines = [i + 1 for i, line in enumerate(lsp_lines(text)) if word.search(line)]
+            if not lines:
+                continue
+            shown = ", ".join(map(str, lines[:STUB_LINES_SHOWN]))
+            more = (
+                f" and {len(lines) - STUB_LINES_SHOWN} more"
+                if len(lines) > STUB_LINES_SHOWN
+                else ""
+            )
+            kind = "the stub of" if other == ".pyi" else "the module of the stub"
+            notes.append(
+                f"not renamed: {twin} ({kind} {path}) still names `{old}` "
+                f"({'line' if len(lines) == 1 else 'lines'} {shown}{more}); the language server's rename does not cross a module and "
+                "its stub. Rename it there with edit_file if it is the same symbol."
+            )
+    return notes
+
+
 def _check_basis(path: str, edits: Sequence[TextReplacement], content: FileContent) -> None:
     """A ToolError when ``edits`` were computed on another version or text
     of ``path`` than ``content`` (what :class:`FileEdits` says, if it is)."""
@@ -140,17 +191,19 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
     async def execute(self, args: RenameSymbolArgs, ctx: ToolContext) -> ToolResult:
         navigator = require_navigator(ctx)
         new_name = args.new_name.strip()
-        if not _NAME.match(new_name):
-            raise ToolError(f"new_name {args.new_name!r} is not a name (letters, digits, _, $).")
-        if args.path.endswith((".py", ".pyi")) and ("$" in new_name or keyword.iskeyword(new_name)):
-            raise ToolError(f"new_name {new_name!r} is not a Python name (a keyword, or a $).")
+        check_new_name(args.path, new_name)
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
         try:
             edits = await navigator.rename(rel, position, new_name)
         except NavigationUnavailable as exc:
-            raise ToolError(str(exc) + await parse_note(ctx, rel)) from None
+            # gopls's "renaming this func ... conflicts with ..." left the
+            # model to guess whether part of the rename was made.
+            said = str(exc)
+            if "nothing changed" not in said.lower():
+                said = f"{said.rstrip()} Nothing changed."
+            raise ToolError(said + await parse_note(ctx, rel)) from None
         edits = {path: e for path, e in edits.items() if e}
         if not edits:
             raise ToolError(
@@ -197,7 +250,9 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         )
         if denial is not None:
             return denial
-        return await self._write(ctx, planned, summary, diff, f"Rein: rename {old} to {new_name}")
+        stubs = await _stale_stubs(ctx, planned, symbol_name(old))
+        label = f"Rein: rename {old} to {new_name}"
+        return await self._write(ctx, planned, summary, diff, label, stubs)
 
     async def _write(
         self,
@@ -206,6 +261,7 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         summary: str,
         diff: str,
         label: str,
+        notes: Sequence[str] = (),
     ) -> ToolResult:
         workspace, _ = sandbox_of(ctx)
         if not isinstance(workspace, MultiFileWorkspace):
@@ -237,7 +293,7 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
             for start in lines:
                 text = new_lines[start.line] if start.line < len(new_lines) else ""
                 found.append(Found(CodeLocation(path, CodeRange(start, start)), text))
-        span = f"one change: generation {mutation.generation}"
+        span = "; ".join((f"one change: generation {mutation.generation}", *notes))
         text = format_locations(summary + ":", found, trailer=span)
         return ToolResult(
             text,
