@@ -57,9 +57,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
-from rein.analysis.baselines import FileBaseline, carried, merge_same_errors
-from rein.analysis.blocker_order import by_cause
-from rein.analysis.blocking import blocking_in_snapshot, without_own_baseline
+from rein.analysis.baselines import FileBaseline, carried
 from rein.analysis.cold_commands import command_baselines, texts_before_a_command
 from rein.analysis.cold_start import (
     before_the_run,
@@ -71,17 +69,12 @@ from rein.analysis.cold_start import (
     verdict_snapshot,
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
-from rein.analysis.counterfactual import not_the_runs
 from rein.analysis.earlier_changes import before_earlier_changes
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
+from rein.analysis.outcome import Judging, outcome_of
 from rein.analysis.owed_importers import OwedImporters
-from rein.analysis.reach import (
-    importers_not_checked,
-    not_analysed,
-    open_more_importers,
-    why_not_analysed,
-)
+from rein.analysis.reach import open_more_importers
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_texts import (
     analysed,
@@ -89,13 +82,6 @@ from rein.analysis.run_texts import (
     exists,
     reader,
     users_of_created,
-)
-from rein.analysis.verdict_text import (
-    VerdictText,
-    blockers_of,
-    importers_not_baselined,
-    importers_owed,
-    not_checked,
 )
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
@@ -484,61 +470,21 @@ class AnalyzerGate:
         owed: Collection[str] = (),
         not_had: Mapping[str, str] | None = None,
     ) -> GateOutcome:
-        """The verdict on ``snap`` (``partial``: cold, no counterfactual);
-        ``owed``: importers not asked yet (:func:`~rein.analysis.cold_start.
-        changed_files_first`), named not checked; ``not_had``: owed
-        importers whose baseline was asked and not had (with why), which
-        make it unverified."""
-        if snap.blind is not None:
-            return GateOutcome(
-                detail=f"nobody looked: {snap.blind}",
-                unverified=f"no diagnostics: {snap.blind}",
-            )
-        serious = [d for d in snap.diagnostics if d.severity <= self.threshold]
-        blocking = await blocking_in_snapshot(
-            serious,
-            ctx.touched,
-            {*unbaselined, *unsure},
-            self._baseline_of,
-            lambda p: (
-                self.files.get(p) or without_own_baseline(p, ctx.first_change.get(p), self.baseline)
-            ),
-            ctx.workspace,
+        """The verdict on ``snap`` (:func:`~rein.analysis.outcome.outcome_of`)."""
+        judging = Judging(
+            gate=self.name,
+            threshold=self.threshold,
+            diagnostics=self.diagnostics,
+            files=self.files,
+            baseline=self.baseline,
+            baseline_of=self._baseline_of,
+            importers=set(self.late) | self._owed.settled,
+            settle_timeout_s=self.settle_timeout_s,
+            before_and_now=lambda: self._before_and_now(ctx),
         )
-        # The counterfactual question waits for the whole workspace: not asked cold.
-        blocking, without_run = (
-            await not_the_runs(
-                self.diagnostics,
-                blocking,
-                ctx.touched,
-                self.files,
-                ctx.workspace,
-                self.settle_timeout_s,
-            )
-            if not partial
-            else (blocking, 0)
+        return await outcome_of(
+            judging, ctx, snap, settled, partial, unbaselined, unsure, owed, not_had
         )
-        groups = by_cause(merge_same_errors(blocking), ctx.touched)
-        blockers = await blockers_of(self.name, groups, ctx.workspace)
-        owed_left = sorted(set(owed) - ctx.touched)
-        text = VerdictText.of(
-            serious=len(serious),
-            blocking=len(groups),
-            importers=len((set(self.late) | self._owed.settled) - set(owed)),
-            partial=partial and not owed_left and not not_had,  # else the clauses say how
-            without_run=without_run,
-            sources=snap.sources,
-        )
-        left = await importers_not_checked(
-            self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
-        )
-        stale = snap.stale or not settled
-        nobody = not_analysed(self.diagnostics, ctx.touched)
-        nobody_text = why_not_analysed(self.diagnostics, nobody) if nobody else ""
-        not_checked(text, left, unsure, nobody_text, snap, settled)
-        importers_owed(text, owed_left)
-        importers_not_baselined(text, not_had or {})
-        return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_owed(
         self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics
