@@ -32,7 +32,8 @@ and never pass blind.
   verdict, from its text before the change when the source still knows it
   (:mod:`rein.analysis.command_baselines`); in a cold session, file by file
   from every file's text read before the command ran
-  (:mod:`rein.analysis.cold_commands`).
+  (:mod:`rein.analysis.cold_commands`), asked as soon as the command ended,
+  while the model takes its next turn (:mod:`rein.analysis.command_ahead`).
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
@@ -68,6 +69,7 @@ from rein.analysis.cold_start import (
     taken_in_time,
     verdict_snapshot,
 )
+from rein.analysis.command_ahead import BaselineAhead, baseline_ahead
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.earlier_changes import before_earlier_changes
 from rein.analysis.file_capture import capture, text_before
@@ -98,6 +100,7 @@ from rein.harness.ports import (
     Diagnostic,
     DiagnosticsSnapshot,
     DiagnosticsSource,
+    Mutation,
     ReleasingDiagnostics,
     SettlingDiagnostics,
     Workspace,
@@ -160,6 +163,10 @@ class AnalyzerGate:
         #: Every file's text before a command ran in a cold session (what it
         #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
         self._texts_before: Callable[[str], str | None] | None = None
+        #: The workspace a cold command ran in, and its changes' baseline
+        #: taken once it ended (:mod:`rein.analysis.command_ahead`).
+        self._command_workspace: Workspace | None = None
+        self._ahead = BaselineAhead()
         self._progress: ProgressReporter | None = None
         #: Something was installed since the baselines were taken (or may
         #: have been: a stored session's): a tree restored to its text before
@@ -201,8 +208,10 @@ class AnalyzerGate:
 
     def on_run_end(self) -> None:
         """A run-start snapshot still being taken is stopped: no change
-        waited for it (the next run starts another)."""
+        waited for it (the next run starts another); so is a command's
+        baseline still being taken."""
         self._snapshot.stop()
+        self._ahead.stop()
 
     async def baseline_ready(self) -> None:
         """Wait for the run-start snapshot (:meth:`BackgroundSnapshot.ready`:
@@ -277,6 +286,7 @@ class AnalyzerGate:
                 self._texts_before = await texts_before_a_command(cold, self._progress)
             if self._texts_before is not None:
                 self._after_change = True
+                self._command_workspace = workspace
                 return
         if not paths or cold is None:
             await self.baseline_ready()
@@ -290,6 +300,36 @@ class AnalyzerGate:
             old, new = paths
             if self.files[new].text == "" and self.files[new].renamed_from is None:
                 self.files[new] = carried(self.files[old], new)
+
+    def on_change(self, mutation: Mutation) -> None:
+        """A command's change in a cold session (``external``: the disk
+        watcher saw it): its files' baseline is taken now, in the
+        background, while the model takes its next turn
+        (:mod:`rein.analysis.command_ahead`); the verdict awaits it."""
+        cold = cold_source(self.diagnostics, self._snapshot.task)
+        workspace = self._command_workspace
+        if (
+            mutation.origin != "external"
+            or self._texts_before is None
+            or workspace is None
+            or not isinstance(cold, FileByFileCounterfactual)
+            or self._ahead.running
+        ):
+            return
+        paths = [p for p in analysed(self.diagnostics, set(mutation.paths)) if p not in self.files]
+        if paths:
+            self._ahead.start(
+                baseline_ahead(
+                    self._changing,
+                    cold,
+                    self._texts_before,
+                    paths,
+                    self.files,
+                    self.late,
+                    reader(workspace),
+                    self.settle_timeout_s,
+                )
+            )
 
     async def _capture(self, path: str, workspace: Workspace, writes: bool) -> FileBaseline:
         """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`;
@@ -380,6 +420,7 @@ class AnalyzerGate:
         self._unbaselined.update(unknown)  # not checked, never blocking as new
 
     async def check(self, ctx: GateContext) -> GateOutcome:
+        await self._ahead.ready(self._progress)
         installed = self._installed or bool(self.dependencies and self.dependencies.installed())
         now = reader(ctx.workspace)
         ws = ctx.workspace
