@@ -183,3 +183,25 @@ async def test_a_server_that_offers_no_pull_is_not_asked(
     analyzer.capabilities = {"diagnosticProvider": {"interFileDependencies": True}}
     pool.owed.expire(pool.analyzers, time.monotonic() + 0.1)
     assert asked == ["a.py"]  # it offers them: asked
+
+
+async def test_an_analyzer_checking_a_file_for_a_question_is_not_silent(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old: basedpyright checking a file for a cold gate's pull (it shows
+    no progress meanwhile: 26 s for toolz's itertoolz.py and its importers
+    at a load of 12) was taken for silent: every file it owed was pulled,
+    queued ahead of the gate's next questions, and replaced those out (only
+    a file's latest question counts). Once the question is done, it can be
+    silent again."""
+    pool, analyzer, client = await _pool(root, None, owed_limit_ms=600_000)
+    analyzer.repull("a.py", 0.3, "the gate's bound")  # the gate's question, not answered
+    question = analyzer.pulls.latest["a.py"]
+    asked: list[str] = []
+    monkeypatch.setattr(analyzer, "repull", lambda path, *_bound: asked.append(path))
+    pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
+    assert asked == []
+    await asyncio.wait_for(question, BOUND_S)  # its bound ran out
+    analyzer.change("a.py", "y = 1\n")  # owed again, nothing asked
+    pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
+    assert asked == ["a.py"]

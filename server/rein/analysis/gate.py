@@ -32,7 +32,8 @@ and never pass blind.
   verdict, from its text before the change when the source still knows it
   (:mod:`rein.analysis.command_baselines`); in a cold session, file by file
   from every file's text read before the command ran
-  (:mod:`rein.analysis.cold_commands`).
+  (:mod:`rein.analysis.cold_commands`), asked as soon as the command ended,
+  while the model takes its next turn (:mod:`rein.analysis.command_ahead`).
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
@@ -57,9 +58,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
-from rein.analysis.baselines import FileBaseline, carried, merge_same_errors
-from rein.analysis.blocker_order import by_cause
-from rein.analysis.blocking import blocking_in_snapshot, without_own_baseline
+from rein.analysis.baselines import FileBaseline, carried
 from rein.analysis.cold_commands import command_baselines, texts_before_a_command
 from rein.analysis.cold_start import (
     before_the_run,
@@ -70,18 +69,14 @@ from rein.analysis.cold_start import (
     taken_in_time,
     verdict_snapshot,
 )
+from rein.analysis.command_ahead import BaselineAhead, baseline_ahead
 from rein.analysis.command_baselines import baselines_after_the_fact
-from rein.analysis.counterfactual import not_the_runs
 from rein.analysis.earlier_changes import before_earlier_changes
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
+from rein.analysis.outcome import Judging, outcome_of
 from rein.analysis.owed_importers import OwedImporters
-from rein.analysis.reach import (
-    importers_not_checked,
-    not_analysed,
-    open_more_importers,
-    why_not_analysed,
-)
+from rein.analysis.reach import open_more_importers
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_texts import (
     analysed,
@@ -89,13 +84,6 @@ from rein.analysis.run_texts import (
     exists,
     reader,
     users_of_created,
-)
-from rein.analysis.verdict_text import (
-    VerdictText,
-    blockers_of,
-    importers_not_baselined,
-    importers_owed,
-    not_checked,
 )
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
@@ -112,6 +100,7 @@ from rein.harness.ports import (
     Diagnostic,
     DiagnosticsSnapshot,
     DiagnosticsSource,
+    Mutation,
     ReleasingDiagnostics,
     SettlingDiagnostics,
     Workspace,
@@ -174,6 +163,10 @@ class AnalyzerGate:
         #: Every file's text before a command ran in a cold session (what it
         #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
         self._texts_before: Callable[[str], str | None] | None = None
+        #: The workspace a cold command ran in, and its changes' baseline
+        #: taken once it ended (:mod:`rein.analysis.command_ahead`).
+        self._command_workspace: Workspace | None = None
+        self._ahead = BaselineAhead()
         self._progress: ProgressReporter | None = None
         #: Something was installed since the baselines were taken (or may
         #: have been: a stored session's): a tree restored to its text before
@@ -215,8 +208,10 @@ class AnalyzerGate:
 
     def on_run_end(self) -> None:
         """A run-start snapshot still being taken is stopped: no change
-        waited for it (the next run starts another)."""
+        waited for it (the next run starts another); so is a command's
+        baseline still being taken."""
         self._snapshot.stop()
+        self._ahead.stop()
 
     async def baseline_ready(self) -> None:
         """Wait for the run-start snapshot (:meth:`BackgroundSnapshot.ready`:
@@ -291,6 +286,7 @@ class AnalyzerGate:
                 self._texts_before = await texts_before_a_command(cold, self._progress)
             if self._texts_before is not None:
                 self._after_change = True
+                self._command_workspace = workspace
                 return
         if not paths or cold is None:
             await self.baseline_ready()
@@ -304,6 +300,36 @@ class AnalyzerGate:
             old, new = paths
             if self.files[new].text == "" and self.files[new].renamed_from is None:
                 self.files[new] = carried(self.files[old], new)
+
+    def on_change(self, mutation: Mutation) -> None:
+        """A command's change in a cold session (``external``: the disk
+        watcher saw it): its files' baseline is taken now, in the
+        background, while the model takes its next turn
+        (:mod:`rein.analysis.command_ahead`); the verdict awaits it."""
+        cold = cold_source(self.diagnostics, self._snapshot.task)
+        workspace = self._command_workspace
+        if (
+            mutation.origin != "external"
+            or self._texts_before is None
+            or workspace is None
+            or not isinstance(cold, FileByFileCounterfactual)
+            or self._ahead.running
+        ):
+            return
+        paths = [p for p in analysed(self.diagnostics, set(mutation.paths)) if p not in self.files]
+        if paths:
+            self._ahead.start(
+                baseline_ahead(
+                    self._changing,
+                    cold,
+                    self._texts_before,
+                    paths,
+                    self.files,
+                    self.late,
+                    reader(workspace),
+                    self.settle_timeout_s,
+                )
+            )
 
     async def _capture(self, path: str, workspace: Workspace, writes: bool) -> FileBaseline:
         """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`;
@@ -394,6 +420,7 @@ class AnalyzerGate:
         self._unbaselined.update(unknown)  # not checked, never blocking as new
 
     async def check(self, ctx: GateContext) -> GateOutcome:
+        await self._ahead.ready(self._progress)
         installed = self._installed or bool(self.dependencies and self.dependencies.installed())
         now = reader(ctx.workspace)
         ws = ctx.workspace
@@ -484,61 +511,21 @@ class AnalyzerGate:
         owed: Collection[str] = (),
         not_had: Mapping[str, str] | None = None,
     ) -> GateOutcome:
-        """The verdict on ``snap`` (``partial``: cold, no counterfactual);
-        ``owed``: importers not asked yet (:func:`~rein.analysis.cold_start.
-        changed_files_first`), named not checked; ``not_had``: owed
-        importers whose baseline was asked and not had (with why), which
-        make it unverified."""
-        if snap.blind is not None:
-            return GateOutcome(
-                detail=f"nobody looked: {snap.blind}",
-                unverified=f"no diagnostics: {snap.blind}",
-            )
-        serious = [d for d in snap.diagnostics if d.severity <= self.threshold]
-        blocking = await blocking_in_snapshot(
-            serious,
-            ctx.touched,
-            {*unbaselined, *unsure},
-            self._baseline_of,
-            lambda p: (
-                self.files.get(p) or without_own_baseline(p, ctx.first_change.get(p), self.baseline)
-            ),
-            ctx.workspace,
+        """The verdict on ``snap`` (:func:`~rein.analysis.outcome.outcome_of`)."""
+        judging = Judging(
+            gate=self.name,
+            threshold=self.threshold,
+            diagnostics=self.diagnostics,
+            files=self.files,
+            baseline=self.baseline,
+            baseline_of=self._baseline_of,
+            importers=set(self.late) | self._owed.settled,
+            settle_timeout_s=self.settle_timeout_s,
+            before_and_now=lambda: self._before_and_now(ctx),
         )
-        # The counterfactual question waits for the whole workspace: not asked cold.
-        blocking, without_run = (
-            await not_the_runs(
-                self.diagnostics,
-                blocking,
-                ctx.touched,
-                self.files,
-                ctx.workspace,
-                self.settle_timeout_s,
-            )
-            if not partial
-            else (blocking, 0)
+        return await outcome_of(
+            judging, ctx, snap, settled, partial, unbaselined, unsure, owed, not_had
         )
-        groups = by_cause(merge_same_errors(blocking), ctx.touched)
-        blockers = await blockers_of(self.name, groups, ctx.workspace)
-        owed_left = sorted(set(owed) - ctx.touched)
-        text = VerdictText.of(
-            serious=len(serious),
-            blocking=len(groups),
-            importers=len((set(self.late) | self._owed.settled) - set(owed)),
-            partial=partial and not owed_left and not not_had,  # else the clauses say how
-            without_run=without_run,
-            sources=snap.sources,
-        )
-        left = await importers_not_checked(
-            self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
-        )
-        stale = snap.stale or not settled
-        nobody = not_analysed(self.diagnostics, ctx.touched)
-        nobody_text = why_not_analysed(self.diagnostics, nobody) if nobody else ""
-        not_checked(text, left, unsure, nobody_text, snap, settled)
-        importers_owed(text, owed_left)
-        importers_not_baselined(text, not_had or {})
-        return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_owed(
         self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics

@@ -400,6 +400,11 @@ class _Analyzer:
         self._schedule_pull(path, self.versions[path], force=True, bound_s=bound_s, bound=bound)
 
     @property
+    def questions_out(self) -> bool:
+        """A pull of it is not answered yet (:mod:`rein.disk.silent_files`)."""
+        return bool(self.pulls.out)
+
+    @property
     def answers_pulls(self) -> bool:
         """It answers textDocument/diagnostic (:func:`answers_pulls`)."""
         return answers_pulls(self.spec, self.capabilities, self.registrations, pulled=self.pull)

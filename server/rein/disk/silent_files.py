@@ -26,6 +26,15 @@ answer from a server that did not know the file (no result id: it did not
 analyse it; basedpyright answers so while its workspace is being set up)
 leaves the file owed, from when it was first owed, and asked again once
 the server is silent again; past the settle bound it is stale, saying so.
+
+An analyzer with a pull of its own not answered yet is not silent: it is
+checking a file for it (basedpyright shows no progress meanwhile; at a
+cold start under load, one such check took 26 s). Asked then, every file
+it owed at its start would be pulled, each pull queued ahead of the cold
+gate's next questions and replacing those out (only a file's latest
+question counts): a cold rename's baseline waited 51 s, of which 17 s for
+a file no verdict needed. Each question is bounded; once none is out, the
+silence counts again.
 """
 
 from __future__ import annotations
@@ -82,6 +91,8 @@ class PulledAnalyzer(Protocol):
     def versions(self) -> dict[str, int]: ...
     @property
     def unanswered(self) -> dict[str, str]: ...
+    @property
+    def questions_out(self) -> bool: ...
     def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None: ...
     def note_activity(self) -> None: ...
 
@@ -110,6 +121,15 @@ class SilentFiles:
                 continue  # pulled anyway, or working: a progress end is heard
             if not analyzer.answers_pulls:
                 continue  # a question would wait out its bound
+            if analyzer.questions_out:
+                # Working on a question (a cold gate's pulls: basedpyright
+                # shows no progress while it checks a file for one), not
+                # silent; each question is bounded. Asked now, every file
+                # owed would queue ahead of the questions that come next,
+                # and replace those out (only a file's latest counts).
+                at = now + self.silent_s
+                next_at = at if next_at is None else min(next_at, at)
+                continue
             owed = analyzer.awaiting
             for path, version in list(owed.items()):
                 since = owed.since.get(path, now)

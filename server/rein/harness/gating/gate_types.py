@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker, Emit
-from rein.harness.ports import DiagnosticsSnapshot, Workspace
+from rein.harness.ports import DiagnosticsSnapshot, Mutation, Workspace
 
 __all__ = [
     "MAX_BLOCKERS_IN_PROMPT",
@@ -84,6 +84,15 @@ class BaselineGate(Protocol):
     rename)."""
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None: ...
+
+
+@runtime_checkable
+class ChangeObserver(Protocol):
+    """A gate told of each of the run's changes once applied (a command's
+    too, once the disk watcher saw it), after the tool turn that made it:
+    it may start work for the verdict while the model takes its next turn."""
+
+    def on_change(self, mutation: Mutation) -> None: ...
 
 
 @runtime_checkable

@@ -40,6 +40,7 @@ from rein.harness.gating.gate_types import (
     SEVERITY_LEVELS,
     SEVERITY_NAMES,
     BaselineGate,
+    ChangeObserver,
     ClosingGate,
     Gate,
     GateContext,
@@ -261,6 +262,12 @@ class GatePipeline:
     def on_mutation(self, mutation: Mutation, spawn: Callable[..., object]) -> None:
         if self.dependencies is not None:
             self.dependencies.on_mutation(mutation, spawn)
+        for gate in self.gates:
+            if isinstance(gate, ChangeObserver):
+                try:
+                    gate.on_change(mutation)
+                except Exception:  # costs only the work it would start
+                    log.exception("gate %s could not take a change", gate.name)
 
     async def check(self, ctx: GateContext, emit: Emit) -> Verdict:
         """Run the gates in order; stop at the first with blockers. The
