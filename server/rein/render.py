@@ -219,7 +219,8 @@ class EventPrinter:
                 about = f" ({_one_line(event.detail, 300)})" if event.detail else ""
                 self._line(f"    ✗ {event.gate}: {len(event.blockers)} blocker(s){about}")
                 for b in event.blockers[:8]:
-                    where = f"{b.path}:{(b.line or 0) + 1}" if b.path else ""
+                    column = f":{b.character + 1}" if b.character is not None else ""
+                    where = f"{b.path}:{(b.line or 0) + 1}{column}" if b.path else ""
                     code = f" {b.code}" if b.code else ""
                     sev = _SEVERITY.get(b.severity or 1, "error")
                     self._line(f"      {where} {sev}{code}: {_one_line(b.message)}")

@@ -60,6 +60,18 @@ def test_one_error_at_many_places_is_one_entry_naming_the_places() -> None:
     assert "not shown here" not in prompt  # every blocker is named or counted
 
 
+def test_one_error_twice_on_a_line_names_both_columns() -> None:
+    # Found by use (explore14): two of one TypeScript error on a line were
+    # listed as the same place twice, with no column.
+    twice = [
+        Blocker(gate="analyzer", path="a.ts", line=2, character=c, code="2345", message="bad")
+        for c in (4, 17)
+    ]
+    prompt = build_repair_prompt(twice, 1, 3)
+    assert "a.ts:3:5 error 2345: bad" in prompt
+    assert "the same error at 1 more place(s): a.ts:3:18" in prompt
+
+
 def test_more_distinct_blockers_than_the_prompt_shows_are_counted() -> None:
     many = [Blocker(gate="tests", message=f"failure {i}") for i in range(23)]
     prompt = build_repair_prompt(many, 1, 3)

@@ -376,7 +376,10 @@ MAX_PLACES_LISTED = 10
 
 
 def _place(b: Blocker) -> str:
-    return f"{b.path}:{(b.line or 0) + 1}"
+    """``path:line:column`` (1-based; the column when known): one line may
+    hold the error twice."""
+    column = f":{b.character + 1}" if b.character is not None else ""
+    return f"{b.path}:{(b.line or 0) + 1}{column}"
 
 
 def _group_same_error(blockers: Sequence[Blocker]) -> list[list[Blocker]]:
