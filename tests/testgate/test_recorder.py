@@ -42,7 +42,12 @@ FILES = {
 }
 
 
-def record_of(tmp_path: Path, files: dict[str, str], untraced: tuple[str, ...] = ()) -> RawCoverage:
+def record_of(
+    tmp_path: Path,
+    files: dict[str, str],
+    untraced: tuple[str, ...] = (),
+    args: tuple[str, ...] = ("tests",),
+) -> RawCoverage:
     """The record of a real pytest run of a project of ``files``, the
     ``untraced`` tests run without the tracer."""
     root = project(tmp_path / "proj", files)
@@ -55,8 +60,8 @@ def record_of(tmp_path: Path, files: dict[str, str], untraced: tuple[str, ...] =
         names = tmp_path / "untraced.txt"
         names.write_text("".join(f"{n}\n" for n in untraced), encoding="utf-8")
         env[UNTRACED_ENV] = str(names)
-    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", COVERAGE_PLUGIN, "tests"]
-    done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True)
+    argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", COVERAGE_PLUGIN, *args]
+    done = subprocess.run([sys.executable, *argv], cwd=root, env=env, capture_output=True)
     assert done.returncode == 0, done.stdout.decode()[-2000:]
     raw = read_coverage(out)
     assert raw is not None
@@ -241,3 +246,17 @@ def test_a_test_file_another_module_imports_shares_its_import(tmp_path: Path) ->
     choice = _choose(tmp_path / "b", files, LIB.replace("return 1", "return 3"))
     assert "lib.py" in choice.undecided
     assert "make ran outside the tests" in choice.undecided["lib.py"]
+
+
+def test_a_module_collected_for_its_doctests_shares_its_import(tmp_path: Path) -> None:
+    # pytest imports dmod.py for its doctest first; the tests use what its
+    # import made (it is the project's module, not a test file's own).
+    files = {
+        "lib.py": LIB,
+        "dmod.py": 'import lib\n\nVALUE = lib.make()\n\n\ndef f():\n    """\n    >>> VALUE\n    1\n    """\n',
+        "tests/test_d.py": "import dmod\n\n\ndef test_d():\n    assert dmod.VALUE == 1\n",
+    }
+    raw = record_of(tmp_path, files, args=("--doctest-modules", "dmod.py", "tests"))
+    assert "dmod.py::dmod.f" in raw.collected["dmod.py"]
+    assert "dmod.py" not in raw.imports
+    assert ("lib.py", 1) in raw.shared

@@ -38,7 +38,8 @@ import; the index compares what it runs, the skeleton, whole):
   set before the first ``conftest.py`` is imported, so theirs too);
 * ``imports``: test file -> the same, for what its own import ran when
   pytest collected it (its module-level code and what that calls; a
-  module it imports is shared, as is a module imported any other way):
+  module it imports is shared, as is a module imported any other way, and
+  one collected for its doctests alone: the project's own module):
   its tests' own, unless another module imports it
   (:mod:`rein.testgate.coverage_index` tells);
 * ``collected``: test file -> the node ids pytest collected in it (before
@@ -106,6 +107,8 @@ _IGNORED = set()
 _SHARED = set()
 # A module imported outside the tests and any other import -> what it ran.
 _BY_MODULE = {}
+# Collected test files with a test function (not a module's doctests).
+_TEST_MODULES = set()
 _TESTS = {}
 _COLLECTED = {}
 _ON = []
@@ -306,7 +309,10 @@ def pytest_collectreport(report):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
     for item in items:
-        _COLLECTED.setdefault(item.nodeid.split("::")[0], []).append(item.nodeid)
+        file = item.nodeid.split("::")[0]
+        _COLLECTED.setdefault(file, []).append(item.nodeid)
+        if isinstance(item, pytest.Function):
+            _TEST_MODULES.add(file)  # a test module, not a module's doctests
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -411,9 +417,9 @@ def pytest_sessionfinish(session):
     imports = {}
     for name, codes in _BY_MODULE.items():
         file = name[len(root):] if name.startswith(root) else None
-        if file in _COLLECTED:
+        if file in _TEST_MODULES:
             imports[file] = rows(codes)
-        else:  # a conftest.py, or a module not collected as a test file
+        else:  # a conftest.py, a module of the project's (its doctests too)
             _SHARED.update(codes)
     record = {
         "tests": {k: (None if v is None else rows(v)) for k, v in _TESTS.items()},
