@@ -25,8 +25,9 @@ a wider scope). What a test file's own import ran (its module-level code
 at its collection: :mod:`rein.testgate.recorder`'s ``imports``) is its
 tests' alone: such a function changed selects that file's tests, unless
 another of the run's modules names the test file in its text (it may
-import what that import made), when it is shared as any import. A snapshot with a module-level change elsewhere (made
-since the recording, outside the run) is not used. A test that no valid
+import what that import made), when it is shared as any import. A
+snapshot with a module-level change elsewhere (made since the recording,
+outside the run) is not used. A test that no valid
 snapshot recorded (new, never run, or run while its tracer was replaced)
 is left to the import-graph selection too (:mod:`rein.testgate.picking`).
 An *opaque* test (it started a child process or a thread: what it ran is

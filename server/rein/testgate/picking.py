@@ -19,10 +19,11 @@ the tests that have none (:attr:`Picked.untraced`: the others run
 untraced in the same run); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
 3.11). Runs coverage cannot decide record twice, then one in four, until
-it decides again; of those, a run of (nearly) the whole suite (its files whole, or
-tests the names chose in nearly all of them) records only twice until
-coverage has decided a choice in the workspace (:meth:`Picker.records_whole_suite`). A choice for a change that
-alters no code (a file restored to its text before the run: the bench's
+it decides again; of those, a run of (nearly) the whole suite (its files
+whole, or tests the names chose in nearly all of them) records only twice
+until coverage has decided a choice in the workspace
+(:meth:`Picker.records_whole_suite`). A choice for a change that alters
+no code (a file restored to its text before the run: the bench's
 repairs) is no decision for these counts.
 """
 
