@@ -289,26 +289,6 @@ def test_whole_suite_runs_record_twice_then_only_once_coverage_has_decided(
     assert [picker.pick(whole, module_level).record for _ in range(3)] == [True, True, False]
 
 
-def test_runs_the_names_choose_in_nearly_every_test_file_spend_the_whole_suites_records(
-    tmp_path: Path,
-) -> None:
-    # attrs: the names kept 565 tests of 23 of its 24 test files (a suite's
-    # run), and every fourth such run recorded (2x the suite) for records
-    # that never decided; a run by names is the whole suite's budget too.
-    picker = _picker(tmp_path)
-    whole = TestSelection((T,), False, "imports", total_files=1, modules=("mod.py",))
-    function = {"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))}  # f: test_f names it
-    picked = [picker.pick(whole, function) for _ in range(8)]
-    assert {p.only for p in picked} == {(f"{T}::test_f",)}  # per test, by the names
-    assert [p.record for p in picked] == [True, True, False, False, False, False, False, False]
-    # Not nearly every test file: the undecided runs' rule alone.
-    (tmp_path / "few").mkdir()
-    picker = _picker(tmp_path / "few")
-    few = TestSelection((T,), False, "imports", total_files=3, modules=("mod.py",))
-    records = [picker.pick(few, function).record for _ in range(8)]
-    assert records == [True, True, False, True, False, False, False, True]
-
-
 def test_a_run_that_traced_some_tests_leaves_the_others_their_earlier_records() -> None:
     # The first run traced every test; a later one (all three collected)
     # only the new one: the others ran untraced, their records still good.

@@ -19,11 +19,10 @@ the tests that have none (:attr:`Picked.untraced`: the others run
 untraced in the same run); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
 3.11). Runs coverage cannot decide record twice, then one in four, until
-it decides again; of those, a run of (nearly) the whole suite (its files
-whole, or tests the names chose in nearly all of them) records only twice
-until coverage has decided a choice in the workspace
-(:meth:`Picker.records_whole_suite`). A choice for a change that alters
-no code (a file restored to its text before the run: the bench's
+it decides again; of those, a run of (nearly) the whole suite, its files
+whole, records only twice until coverage has decided a choice in the
+workspace (:meth:`Picker.records_whole_suite`). A choice for a change that
+alters no code (a file restored to its text before the run: the bench's
 repairs) is no decision for these counts.
 """
 
@@ -155,13 +154,8 @@ class Picker:
                 files, selection.modules, texts, selection.doctests, selection.others
             )
             # Its tests all have a record still good: recording them again
-            # would cost the tracer and tell little more. A run of (nearly)
-            # every test file, whole or by names, spends the whole suite's
-            # budget (attrs: the names kept 565 tests of 23 of its 24
-            # files, and every fourth such run recorded, at 2x the suite).
-            whole = near_whole(selection) and (
-                not isinstance(narrowed, Narrowed) or near_whole(selection, narrowed.files)
-            )
+            # would cost the tracer and tell little more.
+            whole = not isinstance(narrowed, Narrowed) and near_whole(selection)
             untraced = tuple(sorted(choice.recorded)) if choice is not None else ()
             record = (
                 (choice is None or not choice.all_recorded)
@@ -253,12 +247,10 @@ WHOLE_SUITE_SHARE = 0.9
 WHOLE_SUITE_TRIES = 2
 
 
-def near_whole(selection: TestSelection, files: Sequence[str] | None = None) -> bool:
-    """``selection``'s files (or ``files`` of them) are (nearly) every
-    test file of the workspace."""
+def near_whole(selection: TestSelection) -> bool:
+    """``selection``'s files are (nearly) every test file of the workspace."""
     total = selection.total_files
-    count = len(selection.files if files is None else files)
-    return total > 0 and count >= WHOLE_SUITE_SHARE * total
+    return total > 0 and len(selection.files) >= WHOLE_SUITE_SHARE * total
 
 
 #: Why an opaque test runs whatever its record says.
