@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rein.testgate.coverage_index import CoverageChoice, CoverageIndex
 from rein.testgate.recorder import (
     COVERAGE_ENV,
     COVERAGE_PLUGIN,
@@ -41,7 +42,12 @@ FILES = {
 }
 
 
-def record_of(tmp_path: Path, files: dict[str, str], untraced: tuple[str, ...] = ()) -> RawCoverage:
+def record_of(
+    tmp_path: Path,
+    files: dict[str, str],
+    untraced: tuple[str, ...] = (),
+    args: tuple[str, ...] = ("tests",),
+) -> RawCoverage:
     """The record of a real pytest run of a project of ``files``, the
     ``untraced`` tests run without the tracer."""
     root = project(tmp_path / "proj", files)
@@ -54,8 +60,8 @@ def record_of(tmp_path: Path, files: dict[str, str], untraced: tuple[str, ...] =
         names = tmp_path / "untraced.txt"
         names.write_text("".join(f"{n}\n" for n in untraced), encoding="utf-8")
         env[UNTRACED_ENV] = str(names)
-    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", COVERAGE_PLUGIN, "tests"]
-    done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True)
+    argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", COVERAGE_PLUGIN, *args]
+    done = subprocess.run([sys.executable, *argv], cwd=root, env=env, capture_output=True)
     assert done.returncode == 0, done.stdout.decode()[-2000:]
     raw = read_coverage(out)
     assert raw is not None
@@ -189,3 +195,68 @@ def test_a_wider_fixture_torn_down_in_an_untraced_test_is_shared(tmp_path: Path)
     assert sorted(raw.tests) == ["tests/test_m.py::test_1"]
     assert {("tests/conftest.py", 4), ("tests/conftest.py", 8)} <= raw.shared
     assert ("tests/conftest.py", 4) not in raw.tests["tests/test_m.py::test_1"]
+
+
+LIB = "def make():\n    return 1\n\n\ndef other():\n    return 2\n"
+IMPORTS = {
+    "lib.py": LIB,
+    # Its import (pytest's collection of it) runs make: its tests need it.
+    "tests/test_a.py": "import lib\n\nVALUE = lib.make()\n\n\ndef test_a():\n    assert VALUE\n",
+    "tests/test_b.py": "import lib\n\n\ndef test_b():\n    assert lib.other() == 2\n",
+    # A conftest.py's import is every test's.
+    "tests/conftest.py": "import lib\n\nlib.other()\n",
+}
+
+
+def _choose(tmp_path: Path, files: dict[str, str], new_lib: str) -> CoverageChoice:
+    raw = record_of(tmp_path, files)
+    index = CoverageIndex()
+    index.add(raw, files.get)
+    test_files = sorted(f for f in files if f.startswith("tests/test_"))
+    return index.choose({"lib.py": (LIB, new_lib)}, test_files, files.get)
+
+
+def test_a_test_files_own_import_is_its_tests_not_every_tests(tmp_path: Path) -> None:
+    raw = record_of(tmp_path / "a", IMPORTS)
+    assert raw.imports["tests/test_a.py"] == {("lib.py", 1)}
+    assert ("lib.py", 1) not in raw.shared
+    assert ("lib.py", 5) in raw.shared  # the conftest.py's
+    # make changed: coverage decides, test_a's tests run, test_b's not.
+    choice = _choose(tmp_path / "b", IMPORTS, LIB.replace("return 1", "return 3"))
+    assert choice.undecided == {}
+    assert choice.selected == {
+        "tests/test_a.py": ["tests/test_a.py::test_a"],
+        "tests/test_b.py": [],
+    }
+    # other ran at the conftest.py's import: left to the names, as before.
+    choice = _choose(tmp_path / "c", IMPORTS, LIB.replace("return 2", "return 3"))
+    assert choice.undecided == {
+        "lib.py": "lib.py: other ran outside the tests (at import, or in a fixture of a wider scope)"
+    }
+
+
+def test_a_test_file_another_module_imports_shares_its_import(tmp_path: Path) -> None:
+    # test_c uses what test_a's import made: make's change may reach it.
+    files = {
+        **IMPORTS,
+        "tests/test_c.py": "from test_a import VALUE\n\n\ndef test_c():\n    assert VALUE\n",
+    }
+    raw = record_of(tmp_path / "a", files)
+    assert "tests/test_a.py" in raw.imports  # the plugin keeps it apart; the index does not
+    choice = _choose(tmp_path / "b", files, LIB.replace("return 1", "return 3"))
+    assert "lib.py" in choice.undecided
+    assert "make ran outside the tests" in choice.undecided["lib.py"]
+
+
+def test_a_module_collected_for_its_doctests_shares_its_import(tmp_path: Path) -> None:
+    # pytest imports dmod.py for its doctest first; the tests use what its
+    # import made (it is the project's module, not a test file's own).
+    files = {
+        "lib.py": LIB,
+        "dmod.py": 'import lib\n\nVALUE = lib.make()\n\n\ndef f():\n    """\n    >>> VALUE\n    1\n    """\n',
+        "tests/test_d.py": "import dmod\n\n\ndef test_d():\n    assert dmod.VALUE == 1\n",
+    }
+    raw = record_of(tmp_path, files, args=("--doctest-modules", "dmod.py", "tests"))
+    assert "dmod.py::dmod.f" in raw.collected["dmod.py"]
+    assert "dmod.py" not in raw.imports
+    assert ("lib.py", 1) in raw.shared

@@ -21,8 +21,13 @@ selection (``undecided``, with why) when it is not a Python module, is a
 ``conftest.py``, was created or deleted (or its earlier text is not
 known), is in no snapshot, changed at module level (its skeleton), or
 changed a function that ran outside the tests (at import, in a fixture of
-a wider scope). A snapshot with a module-level change elsewhere (made
-since the recording, outside the run) is not used. A test that no valid
+a wider scope). What a test file's own import ran (its module-level code
+at its collection: :mod:`rein.testgate.recorder`'s ``imports``) is its
+tests' alone: such a function changed selects that file's tests, unless
+another of the run's modules names the test file in its text (it may
+import what that import made), when it is shared as any import. A
+snapshot with a module-level change elsewhere (made since the recording,
+outside the run) is not used. A test that no valid
 snapshot recorded (new, never run, or run while its tracer was replaced)
 is left to the import-graph selection too (:mod:`rein.testgate.picking`).
 An *opaque* test (it started a child process or a thread: what it ran is
@@ -79,6 +84,7 @@ def sources_of(raw: RawCoverage) -> set[str]:
     """The Python files a record names (their texts make its models)."""
     paths = set(raw.files) | {w[0] for rows in raw.tests.values() if rows for w in rows}
     paths |= {w[0] for w in raw.shared} | set(raw.collected)
+    paths |= {w[0] for rows in raw.imports.values() for w in rows}
     return {p for p in paths if p.endswith(".py")}
 
 
@@ -166,6 +172,9 @@ class Snapshot:
     #: Test -> each file whose text it read -> that text's hash (None:
     #: not known).
     reads: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    #: Test file -> what its import at the collection ran (all its tests
+    #: depend on it).
+    imports: dict[str, frozenset[Unit]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -258,6 +267,16 @@ class CoverageIndex:
         shared = units(raw.shared)
         if shared is None:
             return  # what ran at import is not known: nothing can be told
+        imports: dict[str, frozenset[Unit]] = {}
+        for test_file, rows in sorted(raw.imports.items()):
+            ran = units(rows)
+            if ran is None:
+                return
+            if _imported_elsewhere(test_file, files, text_of):
+                # Another module may use what its import made: shared.
+                shared |= ran
+            else:
+                imports[test_file] = ran
         collected = {k: v for k, v in raw.collected.items() if k in files}
         self._order += 1
         opaque = {k: v for k, v in raw.opaque.items() if k in tests}
@@ -267,7 +286,7 @@ class CoverageIndex:
                 texts = {path: text_of(path) for path in paths}
                 reads[node] = {p: None if t is None else _digest(t) for p, t in texts.items()}
         self._snapshots.append(
-            Snapshot(self._order, files, tests, shared, collected, opaque, reads)
+            Snapshot(self._order, files, tests, shared, collected, opaque, reads, imports)
         )
         self._trim()
 
@@ -373,8 +392,10 @@ class CoverageIndex:
                 unrecorded.append(node)
             elif node in found[0].opaque:
                 choice.opaque.setdefault(test_file, []).append((node, found[0].opaque[node]))
-            elif found[0].tests[node] & found[1] or _read_changed(
-                found[0], node, changed, disk_text
+            elif (
+                found[0].tests[node] & found[1]
+                or found[0].imports.get(test_file, frozenset()) & found[1]
+                or _read_changed(found[0], node, changed, disk_text)
             ):
                 picked.append(node)
         choice.selected[test_file] = picked
@@ -447,6 +468,21 @@ class CoverageIndex:
                     if model.functions.get(name) != then.functions.get(name):
                         differs.add((path, name))
         return differs
+
+
+def _imported_elsewhere(
+    test_file: str, files: Mapping[str, FileModel], text_of: Callable[[str], str | None]
+) -> bool:
+    """Another of the run's modules may import ``test_file`` (its module's
+    name is in that module's text): what ``test_file``'s import made may
+    serve that module too, so its import is not its tests' alone."""
+    name = test_file.rpartition("/")[2].removesuffix(".py")
+    for path in files:
+        if path != test_file:
+            text = text_of(path)
+            if text is None or name in text:
+                return True
+    return False
 
 
 def _read_changed(

@@ -34,7 +34,14 @@ import; the index compares what it runs, the skeleton, whole):
   (``frame.f_lineno``, a log record's), and a library that reads the
   source for the test (the first caller outside the standard library must
   be the workspace's);
-* ``shared``: the same, for what ran outside the tests;
+* ``shared``: the same, for what ran outside the tests (the tracer is
+  set before the first ``conftest.py`` is imported, so theirs too);
+* ``imports``: test file -> the same, for what its own import ran when
+  pytest collected it (its module-level code and what that calls; a
+  module it imports is shared, as is a module imported any other way, and
+  one collected for its doctests alone: the project's own module):
+  its tests' own, unless another module imports it
+  (:mod:`rein.testgate.coverage_index` tells);
 * ``collected``: test file -> the node ids pytest collected in it (before
   any deselection: the tests a later verdict must know of); a file
   collected without error and with no test has none (Markdown's
@@ -98,6 +105,10 @@ _UNTRACED = set()
 _SKIPPING = [False]
 _IGNORED = set()
 _SHARED = set()
+# A module imported outside the tests and any other import -> what it ran.
+_BY_MODULE = {}
+# Collected test files with a test function (not a module's doctests).
+_TEST_MODULES = set()
 _TESTS = {}
 _COLLECTED = {}
 _ON = []
@@ -116,9 +127,12 @@ def _trace(frame, event, arg):
     global _add
     _add(frame.f_code)
     if frame.f_code.co_name == "<module>":
-        # An import, even one a test makes: what it runs is shared.
+        # An import, even one a test makes: what it runs is shared; but
+        # a module pytest itself imports outside the tests (a test file's
+        # collection) is kept apart by its file, for the index to tell.
+        outer = not _OUTER and _NOW[0] is None and not _SKIPPING[0] and _add == _SHARED.add
         _OUTER.append(_add)
-        _add = _SHARED.add
+        _add = _BY_MODULE.setdefault(frame.f_code.co_filename, set()).add if outer else _SHARED.add
         return _imported
 
 
@@ -259,15 +273,29 @@ def _watch():
     builtins.open = io.open = opened
 
 
+def _begin():
+    if _ON:
+        return
+    _ON.append(os.getcwd())
+    if _UNTRACED_FILE:
+        with open(_UNTRACED_FILE, encoding="utf-8") as names:
+            _UNTRACED.update(line for line in names.read().splitlines() if line)
+        sys.meta_path.insert(0, _Imports)
+    _watch()
+    _start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    # Before the first conftest.py is imported: what its import runs is
+    # shared too (a value it makes may serve any test).
+    if _OUT and not os.environ.get("PYTEST_XDIST_WORKER"):
+        _begin()
+
+
 def pytest_configure(config):
     if _OUT and not hasattr(config, "workerinput"):
-        _ON.append(os.getcwd())
-        if _UNTRACED_FILE:
-            with open(_UNTRACED_FILE, encoding="utf-8") as names:
-                _UNTRACED.update(line for line in names.read().splitlines() if line)
-            sys.meta_path.insert(0, _Imports)
-        _watch()
-        _start()
+        _begin()
 
 
 def pytest_collectreport(report):
@@ -281,7 +309,10 @@ def pytest_collectreport(report):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
     for item in items:
-        _COLLECTED.setdefault(item.nodeid.split("::")[0], []).append(item.nodeid)
+        file = item.nodeid.split("::")[0]
+        _COLLECTED.setdefault(file, []).append(item.nodeid)
+        if isinstance(item, pytest.Function):
+            _TEST_MODULES.add(file)  # a test module, not a module's doctests
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -383,6 +414,13 @@ def pytest_sessionfinish(session):
         name = getattr(module, "__file__", None) or ""
         if name.startswith(root) and name.endswith(".py") and "site-packages" not in name:
             files.add(name[len(root):])
+    imports = {}
+    for name, codes in _BY_MODULE.items():
+        file = name[len(root):] if name.startswith(root) else None
+        if file in _TEST_MODULES:
+            imports[file] = rows(codes)
+        else:  # a conftest.py, a module of the project's (its doctests too)
+            _SHARED.update(codes)
     record = {
         "tests": {k: (None if v is None else rows(v)) for k, v in _TESTS.items()},
         "opaque": {
@@ -395,6 +433,7 @@ def pytest_sessionfinish(session):
         },
         "shared": rows(_SHARED),
         "collected": _COLLECTED,
+        "imports": imports,
         "files": sorted(files),
     }
     with open(_OUT, "w", encoding="utf-8") as out:
@@ -422,6 +461,9 @@ class RawCoverage:
     files: tuple[str, ...] = ()
     #: Node id -> the workspace's ``.py`` files whose text it read.
     reads: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Test file -> what its import at the collection ran (each of its
+    #: tests depends on it; see the module docstring).
+    imports: dict[str, frozenset[Where]] = field(default_factory=dict)
 
 
 def _wheres(rows: Any) -> frozenset[Where]:
@@ -444,6 +486,7 @@ def read_coverage(path: Path) -> RawCoverage | None:
             collected={str(k): tuple(map(str, v)) for k, v in data["collected"].items()},
             files=tuple(map(str, data["files"])),
             reads={str(k): tuple(map(str, v)) for k, v in data.get("reads", {}).items()},
+            imports={str(k): _wheres(v) for k, v in data.get("imports", {}).items()},
         )
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
