@@ -216,23 +216,23 @@ def _choose(tmp_path: Path, files: dict[str, str], new_lib: str) -> CoverageChoi
     return index.choose({"lib.py": (LIB, new_lib)}, test_files, files.get)
 
 
-def test_a_test_files_own_import_is_its_tests_not_every_tests(tmp_path: Path) -> None:
+def test_what_a_test_files_import_ran_in_another_module_is_every_tests(
+    tmp_path: Path,
+) -> None:
+    # The recorder keeps a test file's import apart; the index counts what
+    # it ran in another module as shared: a cache it fills or ids it makes
+    # serve the other files' tests (review14a: lib's make changed ran only
+    # test_a's tests; tests/testgate/test_import_state.py).
     raw = record_of(tmp_path / "a", IMPORTS)
     assert raw.imports["tests/test_a.py"] == {("lib.py", 1)}
     assert ("lib.py", 1) not in raw.shared
     assert ("lib.py", 5) in raw.shared  # the conftest.py's
-    # make changed: coverage decides, test_a's tests run, test_b's not.
-    choice = _choose(tmp_path / "b", IMPORTS, LIB.replace("return 1", "return 3"))
-    assert choice.undecided == {}
-    assert choice.selected == {
-        "tests/test_a.py": ["tests/test_a.py::test_a"],
-        "tests/test_b.py": [],
-    }
-    # other ran at the conftest.py's import: left to the names, as before.
-    choice = _choose(tmp_path / "c", IMPORTS, LIB.replace("return 2", "return 3"))
-    assert choice.undecided == {
-        "lib.py": "lib.py: other ran outside the tests (at import, or in a fixture of a wider scope)"
-    }
+    for folder, new_lib, name in (("b", "return 1", "make"), ("c", "return 2", "other")):
+        choice = _choose(tmp_path / folder, IMPORTS, LIB.replace(new_lib, "return 3"))
+        assert choice.undecided == {
+            "lib.py": f"lib.py: {name} ran outside the tests (at import, or in a fixture "
+            "of a wider scope)"
+        }
 
 
 def test_a_test_file_another_module_imports_shares_its_import(tmp_path: Path) -> None:

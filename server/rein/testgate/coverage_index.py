@@ -276,7 +276,14 @@ class CoverageIndex:
                 # Another module may use what its import made: shared.
                 shared |= ran
             else:
-                imports[test_file] = ran
+                # Only the test file's own functions are its tests' alone:
+                # what its import ran in another module may have left state
+                # there (a cache, a registry, ids to parametrize by) that
+                # every other file's tests read, all of them collected
+                # after it (review14a).
+                own = frozenset(unit for unit in ran if unit[0] == test_file)
+                imports[test_file] = own
+                shared |= ran - own
         collected = {k: v for k, v in raw.collected.items() if k in files}
         self._order += 1
         opaque = {k: v for k, v in raw.opaque.items() if k in tests}
