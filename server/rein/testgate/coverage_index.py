@@ -272,18 +272,16 @@ class CoverageIndex:
             ran = units(rows)
             if ran is None:
                 return
-            if _imported_elsewhere(test_file, files, text_of):
+            # Only the test file's own functions are its tests' alone: what
+            # its import ran in another module may have left state there (a
+            # cache, a registry, ids to parametrize by) that every other
+            # file's tests read, all of them collected after it (review14a).
+            own = frozenset(unit for unit in ran if unit[0] == test_file)
+            if own and _imported_elsewhere(test_file, files, text_of):
                 # Another module may use what its import made: shared.
-                shared |= ran
-            else:
-                # Only the test file's own functions are its tests' alone:
-                # what its import ran in another module may have left state
-                # there (a cache, a registry, ids to parametrize by) that
-                # every other file's tests read, all of them collected
-                # after it (review14a).
-                own = frozenset(unit for unit in ran if unit[0] == test_file)
-                imports[test_file] = own
-                shared |= ran - own
+                own = frozenset()
+            imports[test_file] = own
+            shared |= ran - own
         collected = {k: v for k, v in raw.collected.items() if k in files}
         self._order += 1
         opaque = {k: v for k, v in raw.opaque.items() if k in tests}
