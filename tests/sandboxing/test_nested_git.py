@@ -121,17 +121,31 @@ def test_the_walk_finds_every_nested_git_and_follows_no_link(tmp_path: Path) -> 
     assert seen.planted() == [str(ws / "d" / ".git")]
 
 
+def _after_a_tick(probe_folder: Path, than: int) -> None:
+    """Return once the file system's clock is past ``than`` (a change made
+    now gets another change time than one made at ``than``)."""
+    probe = probe_folder / "tick"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        probe.write_text("")
+        if os.stat(probe).st_ctime_ns > than:
+            probe.unlink()
+            return
+    raise AssertionError("the file system's clock did not move in 10 s")
+
+
 def test_a_later_look_reads_only_the_folders_that_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Without the two seconds' rule (every folder here is new), and past a
+    # tick of the clock so the changes below get a change time of their own.
+    monkeypatch.setattr(nested_git_module, "RECENT_NS", 0)
     ws = tmp_path / "ws"
     for sub in ("a/b/c", "a/d", "e"):
         (ws / sub).mkdir(parents=True)
-    hour_ago = time.time() - 3600
-    for folder in [ws, *ws.rglob("*")]:
-        os.utime(folder, (hour_ago, hour_ago))
     tree = FolderTree(str(ws))
     assert tree.look() == set()
+    _after_a_tick(tmp_path, max(os.stat(f).st_ctime_ns for f in [ws, *ws.rglob("*")]))
     read: list[str] = []
     real_scandir = os.scandir
 
@@ -150,3 +164,39 @@ def test_a_later_look_reads_only_the_folders_that_changed(
     assert sorted(read) == [".", "a/b/c", "a/d", "a/d/new", "a/d/new/deeper"]
     shutil.rmtree(ws / "a" / "d")
     assert tree.look() == {str(ws / "a/b/c/.git")}
+
+
+def test_a_planted_repository_whose_folder_time_is_put_back_is_found(tmp_path: Path) -> None:
+    # review14b: the look compared modification times, which a command
+    # sets back (touch -d); the change time it cannot.
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    nested = NestedRepositories(str(ws))
+    assert nested.before() == ()
+    was = os.stat(ws / "sub")
+    assert _git(ws / "sub", "init", "-q").returncode == 0
+    os.utime(ws / "sub", ns=(was.st_atime_ns, was.st_mtime_ns))
+    assert nested.planted() == [str(ws / "sub" / ".git")]
+
+
+def test_what_the_cap_left_unread_and_gits_own_pointers_are_never_planted(
+    tmp_path: Path,
+) -> None:
+    # review14b: a repository past the cap, there all along, was taken for
+    # planted once a command made room and wrote beside it.
+    ws = tmp_path / "ws"
+    (ws / "p" / "c" / ".git").mkdir(parents=True)
+    nested = NestedRepositories(str(ws))
+    nested._tree.max_folders = 2  # the root and p: c is past the cap
+    assert nested.before() == ()
+    nested._tree.max_folders = 10
+    (ws / "p" / "out.txt").write_text("x")
+    assert nested.planted() == []
+    # A submodule's or a worktree's .git file, naming the root's own .git
+    # (read-only: git made it there), is not planted; one naming elsewhere is.
+    (ws / ".git" / "modules" / "m").mkdir(parents=True)
+    (ws / "m").mkdir()
+    (ws / "m" / ".git").write_text("gitdir: ../.git/modules/m\n")
+    (ws / "x").mkdir()
+    (ws / "x" / ".git").write_text("gitdir: ../p\n")
+    assert nested.planted() == [str(ws / "x" / ".git")]

@@ -13,16 +13,20 @@ read-only for it, and one it creates is moved aside after it
 (:func:`rein.sandboxing.local.move_aside`).
 
 Looking is cheap after the first time: :class:`FolderTree` remembers every
-folder with its modification time and inode, and a look stats each one
-and reads again only the folders whose entries changed (a ``.git`` made
-or renamed into a folder changes that folder's time). The first look
+folder with its change time and inode, and a look stats each one and
+reads again only the folders whose entries changed (a ``.git`` made or
+renamed into a folder changes that folder's change time, which, unlike
+its modification time, no command can set back). The first look
 reads every folder; a folder changed in the last two seconds when it was
 read is read again at the next look (a change in the same tick of the
 file system's clock leaves the time as it was). Neither follows symlinks (a link is mounted as what it
 points to, and the workspace's own links point where they point for git
 too) nor enters a ``.git``. Past :data:`MAX_FOLDERS` folders the first
 look stops and logs it (such a workspace's deeper repositories go
-unwatched).
+unwatched; one found there later, when a command has made room, counts
+as there before). A ``.git`` file naming a folder inside the root's own
+``.git`` (a submodule's, a worktree's: git made it, and what it names is
+read-only) is never taken for planted.
 """
 
 from __future__ import annotations
@@ -52,8 +56,15 @@ class FolderTree:
     def __init__(self, root: str, max_folders: int = MAX_FOLDERS) -> None:
         self.root = root
         self.max_folders = max_folders
-        #: folder -> (mtime_ns, inode) when its entries were last read.
+        #: folder -> (ctime_ns, inode) when its entries were last read (the
+        #: change time: a command can set a folder's modification time back,
+        #: never its change time).
         self._seen: dict[str, tuple[int, int]] = {}
+        #: Folders the first look left unread at :data:`MAX_FOLDERS`.
+        self._unread: set[str] = set()
+        #: ``.git`` entries first found below such a folder: there before
+        #: any command, as far as anyone can tell (never planted).
+        self.late: set[str] = set()
         #: folder -> its child folders then.
         self._children: dict[str, list[str]] = {}
         #: The ``.git`` entries found (absolute paths).
@@ -77,7 +88,7 @@ class FolderTree:
                     continue
                 if not stat.S_ISDIR(st.st_mode):
                     self._drop(folder)
-                elif (st.st_mtime_ns, st.st_ino) != self._seen[folder]:
+                elif (st.st_ctime_ns, st.st_ino) != self._seen[folder]:
                     self._read_again(folder, st)
         return frozenset(self._git)
 
@@ -102,17 +113,21 @@ class FolderTree:
                         folders.append(entry.path)
                 except OSError:
                     continue
-        recent = time.time_ns() - st.st_mtime_ns < RECENT_NS
-        self._seen[folder] = (-1 if recent else st.st_mtime_ns, st.st_ino)
+        recent = time.time_ns() - st.st_ctime_ns < RECENT_NS
+        self._seen[folder] = (-1 if recent else st.st_ctime_ns, st.st_ino)
         self._children[folder] = folders
         return folders
 
     def _read_new(self, top: str) -> None:
-        """Read ``top`` and every folder below it."""
+        """Read ``top`` and every folder below it. Below a folder left
+        unread at the cap, what is found counts as there before (``late``)."""
+        late = top in self._unread
+        self._unread.discard(top)
         pending = [top]
         while pending:
             folder = pending.pop()
             if len(self._seen) >= self.max_folders:
+                self._unread.update(pending, (folder,))
                 if not self._full_logged:
                     self._full_logged = True
                     log.warning(
@@ -126,7 +141,10 @@ class FolderTree:
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
+                known = set(self._git)
                 pending.extend(self._entries(folder, st) or ())
+                if late:
+                    self.late.update(self._git - known)
 
     def _read_again(self, folder: str, st: os.stat_result) -> None:
         """``folder`` changed: its entries read again, new child folders
@@ -183,6 +201,21 @@ class NestedRepositories:
         if not self._started:
             return []
         found = self._tree.look()
-        planted = sorted(found - self._known)
+        self._known |= self._tree.late
+        planted = sorted(p for p in found - self._known if not self._names_roots_own(p))
         self._known &= found
         return planted
+
+    def _names_roots_own(self, entry: str) -> bool:
+        """``entry`` is a ``.git`` file naming a folder inside the root's
+        own ``.git`` (a submodule's or a worktree's)."""
+        try:
+            with open(entry, encoding="utf-8", errors="replace") as handle:
+                first = handle.read(4096).partition("\n")[0]
+        except OSError:
+            return False  # a folder (or unreadable): not a pointer
+        if not first.startswith("gitdir:"):
+            return False
+        target = os.path.realpath(os.path.join(os.path.dirname(entry), first[7:].strip()))
+        own = os.path.realpath(os.path.join(self.root, ".git"))
+        return os.path.isdir(own) and target.startswith(own + os.sep)
