@@ -200,7 +200,7 @@ async def _session(policy: str, commands: tuple[str, ...]) -> dict[str, Any]:
 WALK_SIZES = (0, 3_000, 30_000)
 
 
-def _folders(root: Path, count: int) -> None:
+def _folders(root: Path, count: int, settle_s: float) -> None:
     """``count`` folders under ``root``, 30 to a folder, a file in each."""
     made = 0
     pending = [root]
@@ -215,16 +215,18 @@ def _folders(root: Path, count: int) -> None:
     # A workspace not made this instant: a folder changed in the last two
     # seconds is read again at every look (rein.sandboxing.nested_git), and
     # a change time cannot be set back, so the bench waits them out.
-    time.sleep(RECENT_NS / 1e9)
+    time.sleep(settle_s)
 
 
-def bench_walks(sizes: tuple[int, ...] = WALK_SIZES, samples: int = 9) -> list[dict[str, Any]]:
+def bench_walks(
+    sizes: tuple[int, ...] = WALK_SIZES, samples: int = 9, settle_s: float = RECENT_NS / 1e9
+) -> list[dict[str, Any]]:
     """``wrap`` plus ``after_run`` of one sandboxed command (not run) in
     workspaces of ``sizes`` folders: a row each."""
     rows: list[dict[str, Any]] = []
     for size in sizes:
         with tempfile.TemporaryDirectory() as ws:
-            _folders(Path(ws), size)
+            _folders(Path(ws), size, settle_s)
             sandbox = BwrapSandbox(ws)
             if sandbox.unavailable() is not None:
                 return [{"folders": size, "unavailable": sandbox.unavailable()}]
