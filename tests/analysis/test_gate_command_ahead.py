@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating.gates import GateContext, GatePipeline
 from rein.harness.ports import Mutation
@@ -67,3 +69,27 @@ async def test_a_tools_change_or_a_warm_session_starts_nothing() -> None:
     gate.on_change(Mutation(3, ("pkg/a.py",), "external"))
     assert not asked.is_set()
     assert "read_texts" not in source.log
+
+
+async def test_an_ahead_baseline_that_failed_is_logged_when_no_verdict_comes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Old (review14b): a failure was logged only by a verdict waiting for
+    it; a run ending first left it to asyncio's "Task exception was never
+    retrieved" at garbage collection."""
+    workspace, source, gate = cold_world()
+
+    async def fails(*_args: object) -> object:
+        raise RuntimeError("analyzer gone")
+
+    source.snapshot_files_with = fails  # type: ignore[method-assign]
+    await _sed(gate, workspace, source)
+    gate.on_change(Mutation(1, ("pkg/a.py",), "external"))
+    task = gate._ahead.task
+    assert task is not None
+    await asyncio.wait({task}, timeout=5)
+    assert task.done()
+    gate.on_run_end()  # the run ends (aborted) before its verdict
+    (record,) = [r for r in caplog.records if r.name.startswith("rein.")]
+    assert record.getMessage().startswith("the baseline of a command's changes failed")
+    assert record.exc_info is not None and "analyzer gone" in str(record.exc_info[1])

@@ -19,7 +19,9 @@ from rein.disk import file_checks
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
+from rein.disk.pool_navigator import PoolNavigator
 from rein.disk.prior_texts import TextMemory
+from rein.harness.navigation_ports import Position
 from rein.harness.ports import DiagnosticsSnapshot
 from tests.fakes.lsp_client import RecordingLanguageClient
 
@@ -211,3 +213,81 @@ async def test_the_texts_before_a_command_are_the_large_workspaces_memory_when_i
 
     small = SimpleNamespace(texts=None, existing={"a.py"}, read={"a.py": "disk\n"}.get)
     assert (await file_checks.read_texts(small))("a.py") == "disk\n"  # type: ignore[arg-type]
+
+
+class _Navigated(_Questions):
+    """Records the text it had of a file when asked for a definition."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+        self.navigated = asyncio.Event()
+
+    def text_document_definition_async(self, params: Any) -> asyncio.Future[Any]:
+        uri = params.text_document.uri
+        texts = [
+            p.text_document.text if kind.endswith("didOpen") else p.content_changes[-1].text
+            for kind, p in self.sent
+            if kind.endswith(("didOpen", "didChange")) and p.text_document.uri == uri
+        ]
+        self.seen.append(texts[-1])
+        self.navigated.set()
+        answer = asyncio.get_running_loop().create_future()
+        answer.set_result([])
+        return answer
+
+
+async def test_a_navigation_question_during_a_commands_baseline_waits_for_the_texts_as_they_are(
+    root: Path,
+) -> None:
+    """Old (review14b): while a command's baseline ran in the background,
+    the model's next turn navigated on the earlier texts shown to the
+    servers: references at the old lines, a rename refused ("changed after
+    the language server computed the rename")."""
+    (root / "a.py").write_text("x = 1\n")
+    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0, quiet_ms=0)
+    await pool.prepare()
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
+    client = _Navigated()
+    analyzer.client = cast(Any, client)
+    analyzer.alive = True
+    analyzer.capabilities = {"definitionProvider": True}
+    pool.analyzers = [analyzer]
+    pool._started.set()
+    analyzer.open("a.py")
+    navigator = PoolNavigator(pool)
+    navigator._indexed = True  # a later turn: the servers settled once
+    baseline = asyncio.ensure_future(
+        file_checks.snapshot_files_with(pool, {"a.py": "old = 1\n"}, ["a.py"], 5.0)
+    )
+    question = await client.question(1)  # the earlier text shown
+    waiting = asyncio.Event()
+    gone = pool.shown_earlier.gone
+
+    async def watched(timeout_s: float) -> bool:
+        waiting.set()
+        return await gone(timeout_s)
+
+    pool.shown_earlier.gone = watched  # type: ignore[method-assign]
+    navigated = asyncio.ensure_future(navigator.definition("a.py", Position(0, 0)))
+    either = [asyncio.ensure_future(e.wait()) for e in (waiting, client.navigated)]
+    await asyncio.wait(either, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+    question.set_result(SimpleNamespace(kind="full", result_id="1", items=[]))
+    await asyncio.wait_for(baseline, 5)
+    assert await asyncio.wait_for(navigated, 5) == []
+    assert client.seen == ["x = 1\n"]  # as it is, not as it was
+    for e in either:
+        e.cancel()
+
+
+async def test_earlier_texts_are_shown_until_the_last_showing_ends_and_the_wait_is_bounded() -> (
+    None
+):
+    shown = file_checks.EarlierTexts()
+    assert await shown.gone(0.01)
+    with shown.showing():
+        with shown.showing():
+            pass
+        assert shown.shown
+        assert not await shown.gone(0.01)  # bounded: still shown
+    assert not shown.shown and await shown.gone(0.01)

@@ -162,9 +162,9 @@ async def test_a_files_latest_question_is_named_not_read_off_the_running_task() 
     async def question() -> None:
         await answered.wait()
 
-    pulls.ask("m.py", question())
+    pulls.ask("m.py", question(), 10.0)
     earlier = pulls.latest["m.py"]
-    pulls.ask("m.py", question())
+    pulls.ask("m.py", question(), 10.0)
     latest = pulls.latest["m.py"]
     assert pulls.is_latest("m.py", latest) and not pulls.is_latest("m.py", earlier)
     assert pulls.is_latest("n.py", earlier)  # n.py has none

@@ -199,9 +199,42 @@ async def test_an_analyzer_checking_a_file_for_a_question_is_not_silent(
     question = analyzer.pulls.latest["a.py"]
     asked: list[str] = []
     monkeypatch.setattr(analyzer, "repull", lambda path, *_bound: asked.append(path))
-    pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
+    pool.owed.expire(pool.analyzers, time.monotonic() + 0.2)  # silent 0.05 s, within 0.3 s
     assert asked == []
     await asyncio.wait_for(question, BOUND_S)  # its bound ran out
     analyzer.change("a.py", "y = 1\n")  # owed again, nothing asked
     pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
     assert asked == ["a.py"]
+
+
+async def test_a_question_the_server_dropped_does_not_keep_other_files_from_being_asked(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old (review14b): a pull out counted the analyzer as working until its
+    bound, what was left of the settle bound for a silent file's, so one
+    question the server dropped kept every other file owed from being
+    asked until then: they ended stale, never asked. It counts within the
+    request bound only."""
+    pool, analyzer, client = await _pool(root, None, owed_limit_ms=600_000)
+    pool.owed.expire(pool.analyzers, time.monotonic() + 0.1)  # a.py asked by pull
+    await asyncio.wait_for(client.asked.wait(), BOUND_S)  # never answered
+    (root / "b.py").write_text("y = 1\n")
+    analyzer.open("b.py")  # owed, never published
+    asked: list[str] = []
+    monkeypatch.setattr(analyzer, "repull", lambda path, *_bound: asked.append(path))
+    pool.owed.expire(pool.analyzers, time.monotonic() + 0.1)
+    assert asked == []  # a.py's question shows it working
+    # Silent for much longer than a request's bound: b.py is asked.
+    pool.owed.expire(pool.analyzers, time.monotonic() + 2 * pool.request_timeout_s)
+    assert asked == ["b.py"]
+
+
+async def test_a_question_replaced_by_a_newer_one_is_not_out(root: Path) -> None:
+    """Old: a file's pull replaced by a newer question stayed out (it shows
+    the server working) though nothing waits on its answer."""
+    pool, analyzer, _client = await _pool(root, None, owed_limit_ms=600_000)
+    analyzer.repull("a.py", 0.3, "the gate's bound")
+    first = analyzer.pulls.latest["a.py"]
+    analyzer.repull("a.py", 0.3, "the gate's bound")
+    assert not first.done()
+    assert list(analyzer.pulls.out) == [analyzer.pulls.latest["a.py"]]

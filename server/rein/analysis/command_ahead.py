@@ -14,8 +14,8 @@ more than a second) instead of asking for it.
 
 It holds the gate's change lock while it asks (the analyzers are shown
 files as they were): a change announced meanwhile waits for it, as for a
-change's own baseline. A failure is logged; the verdict then asks as
-before. A run that ends first stops it.
+change's own baseline. A failure is logged as it ends (a verdict, if
+one comes, then asks as before). A run that ends first stops it.
 """
 
 from __future__ import annotations
@@ -51,8 +51,11 @@ class BaselineAhead:
         return self.task is not None and not self.task.done()
 
     def start(self, taking: Coroutine[Any, Any, None]) -> None:
-        """Take it (only when none runs: the caller checks :attr:`running`)."""
+        """Take it (only when none runs: the caller checks :attr:`running`).
+        A failure is logged when it ends, whether a verdict waits for it or
+        not (a run that ends first would leave it unsaid)."""
         self.task = asyncio.ensure_future(taking)
+        self.task.add_done_callback(_log_failure)
 
     def stop(self) -> None:
         task, self.task = self.task, None
@@ -70,10 +73,21 @@ class BaselineAhead:
         except asyncio.CancelledError:
             if not task.cancelled():
                 raise
-        except Exception:
-            log.exception("the baseline of a command's changes failed: the verdict asks for it")
+        except Exception:  # logged as it ended (_log_failure)
+            pass
         if self.task is task:
             self.task = None
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if task.cancelled():
+        return  # stopped: a run that ended, or a change's own baseline
+    failure = task.exception()
+    if failure is not None:
+        log.error(
+            "the baseline of a command's changes failed: a verdict asks for it",
+            exc_info=failure,
+        )
 
 
 async def baseline_ahead(

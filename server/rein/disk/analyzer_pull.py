@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -30,18 +31,34 @@ class LatestPulls:
     """The questions out, and each file's latest: only its answer, or its
     timeout, counts for the file (an earlier question, asked again since
     while the file's version stayed the same, may have been answered on
-    another text that another file was shown meanwhile)."""
+    another text that another file was shown meanwhile). A question
+    replaced by a newer one is not out any more (the server may never
+    answer it; nothing waits on it)."""
 
     def __init__(self) -> None:
         self.latest: dict[str, asyncio.Future[None]] = {}
-        self.out: set[asyncio.Task[None]] = set()
+        #: question -> until when (monotonic seconds) it shows the server
+        #: working on it (:attr:`working_until`).
+        self.out: dict[asyncio.Future[None], float] = {}
 
-    def ask(self, path: str, question: Coroutine[Any, Any, None]) -> None:
-        """Run ``question``, ``path``'s latest from now on."""
+    def ask(self, path: str, question: Coroutine[Any, Any, None], working_s: float) -> None:
+        """Run ``question``, ``path``'s latest from now on; it shows the
+        server working for ``working_s`` at most."""
         task = asyncio.ensure_future(question)
+        replaced = self.latest.get(path)
+        if replaced is not None:
+            self.out.pop(replaced, None)
         self.latest[path] = task
-        self.out.add(task)
-        task.add_done_callback(self.out.discard)
+        self.out[task] = time.monotonic() + working_s
+        task.add_done_callback(lambda done: self.out.pop(done, None))
+
+    def working_until(self, now: float) -> float | None:
+        """Until when a question out shows the server working on it (None:
+        none does at ``now``): one not answered within its bound, or the
+        request bound, says no more that it is working (it may have been
+        dropped)."""
+        until = max(self.out.values(), default=now)
+        return until if until > now else None
 
     def is_latest(self, path: str, question: asyncio.Future[None] | None) -> bool:
         """``question`` (a task :meth:`ask` ran) is ``path``'s latest, or

@@ -399,10 +399,10 @@ class _Analyzer:
         self.awaiting[path] = self.versions[path]
         self._schedule_pull(path, self.versions[path], force=True, bound_s=bound_s, bound=bound)
 
-    @property
-    def questions_out(self) -> bool:
-        """A pull of it is not answered yet (:mod:`rein.disk.silent_files`)."""
-        return bool(self.pulls.out)
+    def working_until(self, now: float) -> float | None:
+        """Until when a pull of it not answered yet shows it working (None:
+        none does now; :mod:`rein.disk.silent_files`)."""
+        return self.pulls.working_until(now)
 
     @property
     def answers_pulls(self) -> bool:
@@ -418,7 +418,9 @@ class _Analyzer:
     ) -> None:
         if not (self.pull or force) or self.client is None:
             return
-        self.pulls.ask(path, self._pull(self.client, path, version, bound_s, bound))
+        request_s = self.pool.request_timeout_s
+        working_s = min(bound_s or request_s, request_s)
+        self.pulls.ask(path, self._pull(self.client, path, version, bound_s, bound), working_s)
 
     async def _pull(
         self, client: LanguageClient, path: str, version: int, bound_s: float, bound: str

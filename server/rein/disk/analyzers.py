@@ -122,6 +122,8 @@ class AnalyzerPool:
         self.cold_imports: ImportIndex | None = None
         #: A large workspace's texts (:meth:`text_before_change`).
         self.texts: TextMemory | None = None
+        #: Files' earlier texts shown to the analyzers (a command's baseline).
+        self.shown_earlier = file_checks.EarlierTexts()
         #: The quiet period after an analyzer's last progress end or publish.
         self.quiet_s = quiet_ms / 1000
         self.analyzers: list[_Analyzer] = []

@@ -24,7 +24,12 @@ A command's change (seen after it happened) is judged the same way: every
 file's text is read before the command runs (:func:`read_texts`), and the
 changed files and their importers are asked for with the analyzers shown
 the changed files' earlier texts (:func:`snapshot_files_with`), then as
-they are now.
+they are now. Meanwhile the pool marks those texts as shown
+(:class:`EarlierTexts`): the model's next turn may ask the same servers to
+navigate (the baseline is taken in the background), and they would answer
+on the earlier texts (references at the old lines; a rename refused, the
+file having changed since); the pool navigator waits for them to be shown
+as they are again.
 
 basedpyright ends its progress when it answered such a pull, though its
 workspace analysis goes on at its next pass: it is not idle for
@@ -39,7 +44,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -50,6 +55,7 @@ from rein.harness.ports import DiagnosticsSnapshot
 
 __all__ = [
     "ASK_AGAIN_S",
+    "EarlierTexts",
     "answers_per_file",
     "open_with_importers",
     "read_texts",
@@ -62,6 +68,41 @@ __all__ = [
 ASK_AGAIN_S = 0.2
 
 
+class EarlierTexts:
+    """Whether the analyzers are being shown files' earlier texts (a
+    command's baseline: :func:`snapshot_files_with`), and a wait until they
+    are not."""
+
+    def __init__(self) -> None:
+        self._showing = 0
+        self._cleared = asyncio.Event()
+        self._cleared.set()
+
+    @property
+    def shown(self) -> bool:
+        return self._showing > 0
+
+    @contextlib.contextmanager
+    def showing(self) -> Iterator[None]:
+        """Marked as shown while inside (nested: until the last one ends)."""
+        self._showing += 1
+        self._cleared.clear()
+        try:
+            yield
+        finally:
+            self._showing -= 1
+            if not self._showing:
+                self._cleared.set()
+
+    async def gone(self, timeout_s: float) -> bool:
+        """Wait, at most ``timeout_s``, until no earlier text is shown; False
+        when one still is."""
+        if self._showing:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._cleared.wait(), timeout_s)
+        return not self._showing
+
+
 class AnalyzerPool(Protocol):
     """What these need of :class:`~rein.disk.analyzers.AnalyzerPool`."""
 
@@ -72,6 +113,7 @@ class AnalyzerPool(Protocol):
     texts: TextMemory | None
     requested: list[str]
     max_importers: int
+    shown_earlier: EarlierTexts
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
@@ -228,10 +270,11 @@ async def snapshot_files_with(
     shown = [
         (a, p) for p in texts for a in pool.analyzers if a.alive and a.owns(p) and p in a.versions
     ]
-    try:
-        for analyzer, path in shown:
-            analyzer.change(path, texts[path])
-        return await snapshot_files(pool, paths, timeout_s)
-    finally:
-        for analyzer, path in shown:
-            analyzer.change(path)
+    with pool.shown_earlier.showing():
+        try:
+            for analyzer, path in shown:
+                analyzer.change(path, texts[path])
+            return await snapshot_files(pool, paths, timeout_s)
+        finally:
+            for analyzer, path in shown:
+                analyzer.change(path)

@@ -146,6 +146,9 @@ class PoolNavigator:
         file open in them, and whether the pool settled within the bound."""
         await self.pool.started()
         await self._restarted(path)
+        # A command's baseline shows the servers files as they were: answers
+        # then would be on those texts (bounded; past it, they may be).
+        await self.pool.shown_earlier.gone(self.pool.request_timeout_s)
         servers = servers_for(self.pool.analyzers, path, question, self._absent())
         if self.pool.skipped(path):
             raise NavigationUnavailable(f"{path} is not analysed (the workspace filter skips it).")

@@ -33,8 +33,13 @@ cold start under load, one such check took 26 s). Asked then, every file
 it owed at its start would be pulled, each pull queued ahead of the cold
 gate's next questions and replacing those out (only a file's latest
 question counts): a cold rename's baseline waited 51 s, of which 17 s for
-a file no verdict needed. Each question is bounded; once none is out, the
-silence counts again.
+a file no verdict needed. A question shows it working only within the
+request bound (``gates.analyzer.requestTimeoutMs``) or its own, shorter
+one, and only while it is its file's latest: a gate's pull is bounded by
+what is left of the settle bound, and one the server dropped would
+otherwise keep every other file owed from being asked until then (they
+ended stale, never asked). Once no question shows it working, the silence
+counts again.
 """
 
 from __future__ import annotations
@@ -91,8 +96,7 @@ class PulledAnalyzer(Protocol):
     def versions(self) -> dict[str, int]: ...
     @property
     def unanswered(self) -> dict[str, str]: ...
-    @property
-    def questions_out(self) -> bool: ...
+    def working_until(self, now: float) -> float | None: ...
     def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None: ...
     def note_activity(self) -> None: ...
 
@@ -121,14 +125,15 @@ class SilentFiles:
                 continue  # pulled anyway, or working: a progress end is heard
             if not analyzer.answers_pulls:
                 continue  # a question would wait out its bound
-            if analyzer.questions_out:
+            working = analyzer.working_until(now)
+            if working is not None:
                 # Working on a question (a cold gate's pulls: basedpyright
                 # shows no progress while it checks a file for one), not
-                # silent; each question is bounded. Asked now, every file
-                # owed would queue ahead of the questions that come next,
-                # and replace those out (only a file's latest counts).
-                at = now + self.silent_s
-                next_at = at if next_at is None else min(next_at, at)
+                # silent. Asked now, every file owed would queue ahead of
+                # the questions that come next, and replace those out (only
+                # a file's latest counts). A question counts so within the
+                # request bound only: one the server dropped says nothing.
+                next_at = working if next_at is None else min(next_at, working)
                 continue
             owed = analyzer.awaiting
             for path, version in list(owed.items()):
