@@ -216,8 +216,7 @@ class WordCache:
     stat'ed): references and renames read every unopened file of the
     language at every question (10,000 files of 3.5 KB took 2.2 s at load
     7). A file rewritten within one mtime tick at the same size keeps its
-    old words. Each file's words are kept as one string (a set per file
-    took several times the memory)."""
+    old words. Each file's words are kept as one string, ``\n``-separated."""
 
     def __init__(self) -> None:
         self._words: dict[str, tuple[Stamp, str]] = {}
