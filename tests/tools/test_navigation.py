@@ -29,6 +29,7 @@ from rein.harness.navigation_ports import (
 from rein.harness.ports import Diagnostic, FileContent, Mutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools.edit import path_lock
+from rein.tools.nav_names import declares_member
 from rein.tools.nav_text import Found, format_locations, symbol_position
 from rein.tools.navigation import FindDefinitionTool, FindReferencesTool, HoverTool, SymbolsTool
 from rein.tools.rename import RenameSymbolTool, apply_replacements
@@ -563,7 +564,7 @@ async def test_a_javascript_name_may_hold_a_dollar(
     assert (root / "web/a.ts").read_text() == "const $el = 1;\n"
 
 
-async def test_a_reserved_word_of_the_files_language_is_refused_before_the_server_is_asked(
+async def test_a_reserved_word_of_the_files_language_is_refused_before_a_rename_is_asked(
     root: Path, write_files: WriteFiles, calls: ToolCallRecorder, navigator: FakeNavigator
 ) -> None:
     # typescript-language-server renamed `const shout` to `const class`
@@ -588,7 +589,8 @@ async def test_a_reserved_word_of_the_files_language_is_refused_before_the_serve
             await calls.run(
                 RenameSymbolTool(), path=path, line=1, symbol="shout", new_name=reserved
             )
-    assert navigator.asked == []
+    # No rename asked; in TypeScript, the definition (a member may have the word).
+    assert navigator.asked == [("definition", "web/a.ts", Position(0, 6))] * 2
     assert all((root / path).read_text() == text for path, text in files.items())
     # A C++ word is a name in C.
     place = CodeRange(Position(0, 4), Position(0, 9))
@@ -598,6 +600,48 @@ async def test_a_reserved_word_of_the_files_language_is_refused_before_the_serve
     )
     assert not result.is_error, result.content
     assert (root / "src/m.c").read_text() == "int class;\n"
+
+
+async def test_a_javascript_member_may_be_renamed_to_a_reserved_word_a_binding_may_not(
+    root: Path, write_files: WriteFiles, calls: ToolCallRecorder, navigator: FakeNavigator
+) -> None:
+    # class Cache { remove() {} } -> delete() (Map.prototype.delete) parses;
+    # const shout -> const class does not.
+    text = "const shout = 1;\nclass Cache {\n  remove() {}\n}\nnew Cache().remove();\n"
+    write_files({"web/a.ts": text})
+    method = at("web/a.ts", 2, 2, 6)
+    navigator.outlines["web/a.ts"] = (
+        CodeSymbol("shout", "constant", at("web/a.ts", 0, 6, 5)),
+        CodeSymbol("Cache", "class", at("web/a.ts", 1, 6, 5), children=(
+            CodeSymbol("remove", "method", method, container="Cache"),
+        )),
+    )  # fmt: skip
+    use = Position(4, 12)
+    navigator.definitions_of[("web/a.ts", use)] = [method]
+    navigator.definitions_of[("web/a.ts", Position(0, 6))] = [at("web/a.ts", 0, 6, 5)]
+    navigator.renames[("web/a.ts", use)] = {
+        "web/a.ts": [
+            TextReplacement(method.range, "delete"),
+            TextReplacement(CodeRange(use, Position(4, 18)), "delete"),
+        ]
+    }
+    result = await calls.run(
+        RenameSymbolTool(), path="web/a.ts", line=5, symbol="remove", new_name="delete"
+    )
+    assert not result.is_error, result.content
+    assert (root / "web/a.ts").read_text() == text.replace("remove", "delete")
+    with pytest.raises(ToolError, match=r"reserved word in JavaScript/TypeScript \(a method"):
+        await calls.run(
+            RenameSymbolTool(), path="web/a.ts", line=1, symbol="shout", new_name="class"
+        )
+    assert [m for m, _, _ in navigator.asked].count("rename") == 1
+    # typescript-language-server outlines an enum's member as a constant.
+    member = at("web/e.ts", 0, 9, 6)
+    navigator.outlines["web/e.ts"] = (
+        CodeSymbol("E", "enum", at("web/e.ts", 0, 5), children=(CodeSymbol("remove", "constant", member),)),
+    )  # fmt: skip
+    navigator.definitions_of[("web/e.ts", Position(1, 2))] = [member]
+    assert await declares_member(navigator, "web/e.ts", Position(1, 2))
 
 
 async def test_a_rename_says_where_a_python_stub_still_names_the_old_name(

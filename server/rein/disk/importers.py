@@ -21,7 +21,7 @@ language by its own keys. A TypeScript barrel (``lib/index.ts`` with
 through barrels re-exporting barrels up to :data:`BARREL_DEPTH` deep.
 C and C++ files (:mod:`rein.disk.c_includes`: an ``#include`` meets a file
 by its path's tails) too, a header passing its importers on to what it
-includes as a barrel does.
+includes as a barrel does, at any depth (each header once).
 
 Building the index reads every indexed file: :meth:`ImportIndex.build` is
 meant for a worker thread (the pool awaits it off the event loop); one
@@ -42,7 +42,8 @@ from rein.python_imports import imported_modules, module_name
 
 __all__ = ["BARREL_DEPTH", "ImportIndex"]
 
-#: How many barrels deep a re-export passes importers on.
+#: How many barrels deep a TypeScript re-export passes importers on (a C
+#: header's includers: no bound but the headers, each met once).
 BARREL_DEPTH = 4
 
 
@@ -167,11 +168,16 @@ class ImportIndex:
 
     def _through_barrels(self, path: str, keys: list[str]) -> set[str]:
         """The keys of the barrels re-exporting ``keys`` (and of barrels
-        re-exporting those, up to :data:`BARREL_DEPTH`)."""
+        re-exporting those, up to :data:`BARREL_DEPTH`; a C or C++ header's
+        includers until no new one is found, ``seen`` stopping cycles: a
+        header chain is often deeper than four, and a ``.c`` file five
+        headers from the changed one was not opened)."""
         found: set[str] = set()
         seen = {path}
         frontier = keys
-        for _ in range(BARREL_DEPTH):
+        depth = 0
+        while path.endswith(C_EXTENSIONS) or depth < BARREL_DEPTH:
+            depth += 1
             barrels = {b for k in frontier for b in self._reexports.get(k, ())} - seen
             if not barrels:
                 break

@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from rein.disk.analyzer_specs import AnalyzerSpec, find_executable
 from rein.harness.navigation_ports import NavigationUnavailable
+from rein.tools.nav_text import lsp_lines
 
 __all__ = [
     "CAPABILITIES",
@@ -29,6 +30,8 @@ __all__ = [
     "TS_CONFIGS",
     "TS_SERVERS",
     "NavigationServer",
+    "Stamp",
+    "WordCache",
     "naming",
     "navigates",
     "sees_open_files_only",
@@ -173,8 +176,10 @@ def sees_open_files_only(
 
 def word_at(text: str, line: int, character: int) -> str | None:
     """The name (letters, digits, ``_``, ``$``) at the LSP position
-    (``character`` in UTF-16 code units) of ``text``, else None."""
-    lines = text.splitlines()
+    (``character`` in UTF-16 code units) of ``text``, else None. Lines are
+    LSP's (:func:`~rein.tools.nav_text.lsp_lines`): ``str.splitlines`` also
+    broke at a form feed, and the word after one was taken a line early."""
+    lines = lsp_lines(text)
     if not 0 <= line < len(lines):
         return None
     row = lines[line]
@@ -192,6 +197,57 @@ def naming(read: Callable[[str], str | None], paths: Sequence[str], name: str) -
     """The ``paths`` whose text (``read``) has ``name`` as a whole word: every
     file that can refer to it does (an import, an alias's import line, an
     attribute, a call), so these are what a server seeing only its open
-    files must have open to answer references or a rename."""
+    files must have open to answer references or a rename. A file that
+    cannot be read (not UTF-8, binary, too large) is kept: it cannot be
+    opened either, so it stays unseen and is named (a rename is refused
+    rather than made without it)."""
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-    return [path for path in paths if (text := read(path)) is not None and word.search(text)]
+    return [path for path in paths if (text := read(path)) is None or word.search(text)]
+
+
+#: A file's stamp: its ``st_mtime_ns`` and ``st_size``.
+Stamp = tuple[int, int]
+
+
+class WordCache:
+    """:func:`naming` over a workspace's files, remembering each file's
+    words by its stamp (``stamp``: its ``mtime_ns`` and size; None, not
+    remembered: a text the editor's buffer holds, or a file that cannot be
+    stat'ed): references and renames read every unopened file of the
+    language at every question (10,000 files of 3.5 KB took 2.2 s at load
+    7). A file rewritten within one mtime tick at the same size keeps its
+    old words. Each file's words are kept as one string, ``\n``-separated."""
+
+    def __init__(self) -> None:
+        self._words: dict[str, tuple[Stamp, str]] = {}
+
+    def naming(
+        self,
+        read: Callable[[str], str | None],
+        stamp: Callable[[str], Stamp | None],
+        paths: Sequence[str],
+        name: str,
+    ) -> list[str]:
+        """The ``paths`` with ``name`` as a whole word, or unreadable (as
+        :func:`naming`)."""
+        wanted = f"\n{name}\n"
+        found: list[str] = []
+        for path in paths:
+            now = stamp(path)
+            known = self._words.get(path)
+            if now is not None and known is not None and known[0] == now:
+                words = known[1]
+            else:
+                text = read(path)
+                if text is None:
+                    self._words.pop(path, None)
+                    found.append(path)
+                    continue
+                words = "\n" + "\n".join(set(_NAME.findall(text))) + "\n"
+                if now is None:
+                    self._words.pop(path, None)
+                else:
+                    self._words[path] = (now, words)
+            if wanted in words:
+                found.append(path)
+        return found

@@ -15,7 +15,13 @@ from rein.disk.analyzer_server import _Analyzer
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
 
-__all__ = ["ensure_open", "importers_left", "open_more_importers", "release_opened"]
+__all__ = [
+    "close_unlisted",
+    "ensure_open",
+    "importers_left",
+    "open_more_importers",
+    "release_opened",
+]
 
 
 class AnalyzerPool(Protocol):
@@ -38,13 +44,16 @@ class AnalyzerPool(Protocol):
 
 
 async def ensure_open(
-    pool: AnalyzerPool, paths: Sequence[str], *, importers: bool = True
+    pool: AnalyzerPool, paths: Sequence[str], *, importers: bool = True, listed: bool = True
 ) -> list[str]:
     """Open these files in every analyzer that owns them (not waiting);
     paths that do not exist, are skipped or owned by nobody are ignored.
     In a large workspace (``importers``) the files that import them are
-    opened too in the analyzers that check file by file. Returns the
-    paths some analyzer opened now."""
+    opened too in the analyzers that check file by file. Unless ``listed``
+    is false (a navigation question's files, closed after its answer:
+    :func:`close_unlisted`), they are listed as asked for (reopened after
+    a restart, closed once the changes are validated). Returns the paths
+    some analyzer opened now."""
     await pool.started()
     if importers and pool.imports is not None and not pool.imports.built:
         # Reading every file: off the event loop (one build; others wait).
@@ -61,9 +70,9 @@ async def ensure_open(
                 if left not in pool.importers_unopened:
                     pool.importers_unopened.append(left)
         for target in targets:
-            if target not in pool.files:
+            if listed and target not in pool.files:
                 pool.files.append(target)
-            if target not in pool.requested:
+            if listed and target not in pool.requested:
                 pool.requested.append(target)
             for analyzer in pool.analyzers:
                 if not (analyzer.alive and analyzer.owns(target)):
@@ -123,5 +132,26 @@ def release_opened(pool: AnalyzerPool) -> list[str]:
         pool.texts.forget_changes()
     if closed:
         pool.requested = [p for p in pool.requested if p not in closed]
+        pool.analyzer_active()
+    return sorted(closed)
+
+
+def close_unlisted(pool: AnalyzerPool, opened: Sequence[tuple[_Analyzer, str]]) -> list[str]:
+    """Close each of ``opened`` (an analyzer and a file opened in it with
+    ``listed`` false) that no change has asked for since (listed in the
+    what the analyzer opens at a restart: the pool's ``requested`` file by
+    file, else its ``files``): a navigation question opened up to
+    :data:`~rein.disk.nav_servers.OPEN_TO_SEE` files in a server seeing only
+    its open files, and they stayed open (reopened after a restart, and
+    checked again at every change) until the changes were validated.
+    Returns the closed paths."""
+    requested, listed = set(pool.requested), set(pool.files)
+    closed: set[str] = set()
+    for analyzer, path in opened:
+        asked = requested if analyzer.file_by_file else listed
+        if path not in asked and path in analyzer.versions:
+            analyzer.close(path)
+            closed.add(path)
+    if closed:
         pool.analyzer_active()
     return sorted(closed)

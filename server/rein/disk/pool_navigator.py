@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -41,12 +41,14 @@ from rein.disk.nav_servers import (
     READS_LATER,
     SEES_OPEN_FILES_ONLY,
     NavigationServer,
-    naming,
+    Stamp,
+    WordCache,
     navigates,
     sees_open_files_only,
     servers_for,
     word_at,
 )
+from rein.disk.open_files import close_unlisted
 from rein.disk.pool_status import not_found
 from rein.harness.navigation_ports import (
     CodeLocation,
@@ -114,6 +116,11 @@ class PoolNavigator:
         #: The servers settled once: later questions do not wait (the
         #: server answers on the text it was last sent, as it stands).
         self._indexed = False
+        #: What questions seeing the workspace opened (an analyzer, a file),
+        #: closed once none of them is in flight (:meth:`_seeing`).
+        self._opened: list[tuple[_Analyzer, str]] = []
+        self._in_flight = 0
+        self._words = WordCache()
 
     @property
     def source(self) -> str:
@@ -180,6 +187,34 @@ class PoolNavigator:
             # Started again, it reads its files anew: the index wait again.
             self._indexed = False
 
+    @contextlib.asynccontextmanager
+    async def _seeing(
+        self, servers: Sequence[_Analyzer], path: str, position: Position
+    ) -> AsyncIterator[str | None]:
+        """:meth:`_see_workspace` for one question; after its answer, once
+        no other such question is in flight, the files they opened that no
+        change asked for meanwhile are closed
+        (:func:`~rein.disk.open_files.close_unlisted`)."""
+        self._in_flight += 1
+        try:
+            yield await self._see_workspace(servers, path, position)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                opened, self._opened = self._opened, []
+                close_unlisted(self.pool, opened)
+
+    def _stamp(self, path: str) -> Stamp | None:
+        """``path``'s stamp for :class:`~rein.disk.nav_servers.WordCache`;
+        None when the editor's buffer holds its text (it has no stamp)."""
+        if self.pool.read_first is not None and self.pool.read_first(path) is not None:
+            return None
+        try:
+            found = (self.pool.root / path).stat()
+        except OSError:
+            return None
+        return found.st_mtime_ns, found.st_size
+
     async def _see_workspace(
         self, servers: Sequence[_Analyzer], path: str, position: Position
     ) -> str | None:
@@ -201,11 +236,20 @@ class PoolNavigator:
             name = word_at(text, position.line, position.character) if text else None
             if name is not None and unseen:
                 # Reading every such file: off the event loop.
-                unseen = await asyncio.to_thread(naming, self.pool.read, unseen, name)
+                unseen = await asyncio.to_thread(
+                    self._words.naming, self.pool.read, self._stamp, unseen, name
+                )
             if len(unseen) > OPEN_TO_SEE:
                 why = f"more than {OPEN_TO_SEE} to open"
             else:
-                opened = await self.pool.ensure_open(unseen, importers=False)
+                was_open = {id(a): set(a.versions) for a in self.pool.analyzers}
+                opened = await self.pool.ensure_open(unseen, importers=False, listed=False)
+                self._opened.extend(
+                    (a, p)
+                    for a in self.pool.analyzers
+                    for p in opened
+                    if p in a.versions and p not in was_open.get(id(a), ())
+                )
                 unseen = [p for p in unseen if p not in server.versions]
                 why = f"unreadable: {unseen[0]}" if unseen else ""
                 # clangd reads a file opened in it after answering didOpen
@@ -305,16 +349,16 @@ class PoolNavigator:
         self, path: str, position: Position, *, include_declaration: bool = True
     ) -> Sequence[CodeLocation]:
         servers, settled = await self._ready(path, "references")
-        unseen = await self._see_workspace(servers, path, position)
         document, at = self._doc(path, position)
         context = lsp.ReferenceContext(include_declaration=include_declaration)
-        _, answer = await self._first(
-            servers,
-            "references",
-            lambda client: client.text_document_references_async(
-                lsp.ReferenceParams(text_document=document, position=at, context=context)
-            ),
-        )
+        async with self._seeing(servers, path, position) as unseen:
+            _, answer = await self._first(
+                servers,
+                "references",
+                lambda client: client.text_document_references_async(
+                    lsp.ReferenceParams(text_document=document, position=at, context=context)
+                ),
+            )
         found = self._locations(answer)
         notes = [note for note in (unseen, None if settled else NOT_INDEXED) if note]
         return PartialLocations(found, "; ".join(notes)) if notes else found
@@ -401,24 +445,25 @@ class PoolNavigator:
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
         servers, _ = await self._ready(path, "rename")
-        unseen = await self._see_workspace(servers, path, position)
-        if unseen is not None:
-            # Its rename would leave the uses in the files it did not see.
-            raise NavigationUnavailable(
-                f"Not renamed: {unseen}, and a rename could miss uses there; nothing "
-                "changed. Use grep and edit the files instead."
-            )
         document, at = self._doc(path, position)
-        analyzer, answer = await self._first(
-            servers,
-            "rename",
-            lambda client: client.text_document_rename_async(
-                lsp.RenameParams(text_document=document, position=at, new_name=new_name)
-            ),
-        )
-        if answer is None:
-            raise NavigationUnavailable(f"{analyzer.spec.name} has no rename at that place.")
-        return _rename_edits(answer, self._path, analyzer.sent, analyzer.spec.name)
+        async with self._seeing(servers, path, position) as unseen:
+            if unseen is not None:
+                # Its rename would leave the uses in the files it did not see.
+                raise NavigationUnavailable(
+                    f"Not renamed: {unseen}, and a rename could miss uses there; nothing "
+                    "changed. Use grep and edit the files instead."
+                )
+            analyzer, answer = await self._first(
+                servers,
+                "rename",
+                lambda client: client.text_document_rename_async(
+                    lsp.RenameParams(text_document=document, position=at, new_name=new_name)
+                ),
+            )
+            if answer is None:
+                raise NavigationUnavailable(f"{analyzer.spec.name} has no rename at that place.")
+            # The texts the server was sent, before its files are closed.
+            return _rename_edits(answer, self._path, analyzer.sent, analyzer.spec.name)
 
 
 def _rename_edits(

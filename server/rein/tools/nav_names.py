@@ -3,18 +3,34 @@ file the symbol is in: letters, digits and ``_`` not starting with a digit
 (``$`` too in JavaScript and TypeScript), and not one of the language's
 reserved words. A language server renames to whatever it is given (the
 typescript server turned ``const shout`` into ``const class``, which does
-not parse); the rename is refused before the server is asked.
+not parse); the rename is refused before the server is asked. In
+JavaScript and TypeScript a reserved word is a legal member name (a method,
+a property, a field: ``Map.prototype.delete``, ``{ default: ... }``): there
+the rename is refused only when the symbol's declaration, found by the
+server's definition and outline (:func:`declares_member`), is not a member.
 """
 
 from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from rein.harness.errors import ToolError
+from rein.harness.navigation_ports import (
+    CodeRange,
+    CodeSymbol,
+    NavigationUnavailable,
+    Navigator,
+    Position,
+)
 
-__all__ = ["check_new_name"]
+__all__ = ["MEMBER_KINDS", "check_new_name", "declares_member", "member_may_be_named"]
+
+#: The outline kinds (LSP ``SymbolKind``, lower case) of a member, whose
+#: name may be a reserved word in JavaScript and TypeScript.
+MEMBER_KINDS = frozenset({"method", "property", "field", "enummember"})
 
 #: A name: letters, digits, _ and $ (JavaScript's), not starting with a digit.
 _NAME = re.compile(r"^(?:[^\W\d]|\$)[\w$]*$")
@@ -59,6 +75,51 @@ _LANGUAGES: dict[str, tuple[str, frozenset[str], bool]] = {
 }
 
 
+def member_may_be_named(path: str, new_name: str) -> bool:
+    """Whether ``new_name`` is refused in ``path`` only as a reserved word
+    of JavaScript/TypeScript (a member may have it: :func:`declares_member`)."""
+    language = _LANGUAGES.get(PurePosixPath(path).suffix.lower())
+    return language is not None and language[1] is _JS and new_name in _JS
+
+
+def _within(place: Position, where: CodeRange) -> bool:
+    return where.start <= place <= where.end
+
+
+def _declared(
+    symbols: Sequence[CodeSymbol], where: CodeRange, parent: CodeSymbol | None = None
+) -> tuple[CodeSymbol, CodeSymbol | None] | None:
+    """The innermost of ``symbols`` whose name's range holds the start of
+    ``where`` (a definition: the TypeScript server's is the name's), with
+    its parent."""
+    for symbol in symbols:
+        inner = _declared(symbol.children, where, symbol)
+        if inner is not None:
+            return inner
+        if _within(where.start, symbol.location.range):
+            return symbol, parent
+    return None
+
+
+async def declares_member(navigator: Navigator, path: str, position: Position) -> bool:
+    """Whether the symbol at ``position`` of ``path`` is declared as a member
+    (:data:`MEMBER_KINDS`, or any child of an enum: typescript-language-server
+    calls an enum member a constant) in the server's outline of its
+    definition's file; False when the server cannot say."""
+    try:
+        definitions = await navigator.definition(path, position)
+        if not definitions:
+            return False
+        where = definitions[0]
+        found = _declared(await navigator.document_symbols(where.path), where.range)
+    except NavigationUnavailable:
+        return False
+    if found is None:
+        return False
+    symbol, parent = found
+    return symbol.kind in MEMBER_KINDS or (parent is not None and parent.kind == "enum")
+
+
 def check_new_name(path: str, new_name: str) -> None:
     """A ToolError when ``new_name`` cannot name a symbol of ``path``'s
     language (a file of another language: only the shape of a name)."""
@@ -69,6 +130,9 @@ def check_new_name(path: str, new_name: str) -> None:
         return
     name, reserved, dollar = language
     if new_name in reserved:
-        raise ToolError(f"new_name {new_name!r} is a reserved word in {name}; nothing changed.")
+        member = " (a method or property may have it, a binding may not)" if dollar else ""
+        raise ToolError(
+            f"new_name {new_name!r} is a reserved word in {name}{member}; nothing changed."
+        )
     if "$" in new_name and not dollar:
         raise ToolError(f"new_name {new_name!r} is not a {name} name (a $); nothing changed.")

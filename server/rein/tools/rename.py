@@ -39,7 +39,7 @@ from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
 from rein.tools.edit import bounded_diff, path_lock
-from rein.tools.nav_names import check_new_name
+from rein.tools.nav_names import check_new_name, declares_member, member_may_be_named
 from rein.tools.nav_syntax import parse_note
 from rein.tools.nav_text import (
     Found,
@@ -191,10 +191,14 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
     async def execute(self, args: RenameSymbolArgs, ctx: ToolContext) -> ToolResult:
         navigator = require_navigator(ctx)
         new_name = args.new_name.strip()
-        check_new_name(args.path, new_name)
+        member_name = member_may_be_named(args.path, new_name)
+        if not member_name:
+            check_new_name(args.path, new_name)
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
+        if member_name and not await declares_member(navigator, rel, position):
+            check_new_name(args.path, new_name)  # a binding's: refused
         try:
             edits = await navigator.rename(rel, position, new_name)
         except NavigationUnavailable as exc:
