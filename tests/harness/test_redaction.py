@@ -78,3 +78,15 @@ def test_a_childs_environment_has_no_secret(monkeypatch: pytest.MonkeyPatch) -> 
         assert name not in env and is_secret_name(name)
     assert env["NPM_TOKEN"] == "v5" and env["EXTRA"] == "1"
     assert env["TOKENIZERS_PARALLELISM"] == "false" and "PATH" in env
+
+
+def test_a_childs_environment_has_no_xdist_worker_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Rein in a pytest-xdist worker (its own suite): a child pytest took
+    # itself for a worker (the tests gate's recorder skipped its early start).
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "abc")
+    env = child_environment()
+    assert not {k for k in env if k.startswith("PYTEST_XDIST_")}

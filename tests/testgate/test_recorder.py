@@ -3,11 +3,11 @@ what an import ran (shared, even when a test imports lazily)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from rein.process.environment import child_environment
 from rein.testgate.coverage_index import CoverageChoice, CoverageIndex
 from rein.testgate.recorder import (
     COVERAGE_ENV,
@@ -55,7 +55,10 @@ def record_of(
     plugins.mkdir()
     write_plugin(plugins)
     out = tmp_path / "coverage.json"
-    env = {**os.environ, COVERAGE_ENV: str(out), "PYTHONPATH": f"{plugins}:{root}"}
+    # The environment the gate gives its pytest (under the suite's own
+    # pytest-xdist, the inherited worker's variables made the project's
+    # pytest skip the tracer's early start).
+    env = child_environment({COVERAGE_ENV: str(out), "PYTHONPATH": f"{plugins}:{root}"})
     if untraced:
         names = tmp_path / "untraced.txt"
         names.write_text("".join(f"{n}\n" for n in untraced), encoding="utf-8")

@@ -104,18 +104,30 @@ def is_secret_name(name: str) -> bool:
     return name in _secret_names or _SECRET_NAME.search(name) is not None
 
 
+#: Variables that describe the server's own process, never a child's:
+#: pytest-xdist's, when Rein runs in one of its workers (a child pytest took
+#: itself for a worker and skipped what a worker skips: the tests gate's
+#: recorder its early start, so a conftest.py's import went unseen).
+HOST_ONLY: tuple[str, ...] = (
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+)
+
+
 def child_environment(
     extra: Mapping[str, str] | None = None,
     *,
     pass_env: Iterable[str] = (),
     cwd: str | os.PathLike[str] | None = None,
 ) -> dict[str, str]:
-    """The server's environment without secrets; ``pass_env`` names are
+    """The server's environment without secrets (nor :data:`HOST_ONLY`); ``pass_env`` names are
     kept even when they look secret; ``extra`` is added as given. A child
     that works in ``cwd``, an isolated copy (:func:`forget_git_location`),
     gets none of :data:`GIT_LOCATION`."""
     keep = set(pass_env)
     drop = set(GIT_LOCATION) if _isolated(cwd) else set()
+    drop |= set(HOST_ONLY)
     env = {
         k: v
         for k, v in os.environ.items()
