@@ -300,21 +300,27 @@ async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 async function openFile(page: Page, name: string): Promise<void> {
-  // Quick Open may still be filling its list when Enter is pressed (a loaded
-  // machine, a language server indexing): then no tab opens, and it is asked again once.
+  // Quick Open may still be filling its list (a loaded machine, a language
+  // server indexing), and Enter opens its focused row, which need not be the
+  // file's (twice in CI no tab opened): the file's own row is clicked, and
+  // it is asked again, at most three times.
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press(`${MOD}+P`);
     const input = page.locator('.quick-input-widget input');
     await input.waitFor();
     await input.fill(name);
-    await page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor();
-    await input.press('Enter');
+    const row = page
+      .locator('.quick-input-widget .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${name.replace('.', '\\.')}$`) }) })
+      .first();
     const tab = page.locator(`.tab[aria-label^="${name}"]`).first();
     try {
-      await tab.waitFor({ timeout: attempt === 1 ? 10_000 : 30_000 });
+      await row.waitFor({ timeout: 15_000 });
+      await row.click();
+      await tab.waitFor({ timeout: 15_000 });
       return;
     } catch (error) {
-      if (attempt > 1) {
+      if (attempt >= 3) {
         throw error;
       }
       await page.keyboard.press('Escape');
