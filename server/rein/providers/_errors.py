@@ -27,6 +27,7 @@ __all__ = [
     "error_message",
     "is_context_length",
     "parse_retry_after",
+    "redirect_error",
     "status_error",
     "transport_error",
 ]
@@ -187,5 +188,32 @@ def transport_error(exc: Exception, *, label: str, url: str, idle_timeout: float
     if isinstance(exc, httpx.DecodingError):
         return StreamError(f"cannot decode the response from {url}: {exc}")
     if isinstance(exc, httpx.RemoteProtocolError | httpx.NetworkError):
-        return TransientError(f"the connection to {url} failed: {exc or type(exc).__name__}")
+        return TransientError(f"the connection to {url} failed: {_described(exc)}")
     return TransientError(f"HTTP error talking to {url}: {type(exc).__name__}: {exc}")
+
+
+def _described(exc: BaseException) -> str:
+    """An exception's text; for one without (httpx's ReadError of a reset
+    connection), the first of its causes that has one (``[Errno 104]
+    Connection reset by peer``), else its type's name."""
+    error: BaseException | None = exc
+    for _ in range(8):  # a chain is a few links; never loop on a cycle
+        if error is None:
+            break
+        if str(error).strip():
+            return str(error)
+        error = error.__cause__ or error.__context__
+    return f"{type(exc).__name__} (the connection was closed)"
+
+
+def redirect_error(response: httpx.Response, *, label: str, url: str) -> RequestError:
+    """A redirect (3xx): never followed, since the request would carry the
+    API key to another address; the message names where it points."""
+    status = response.status_code
+    location = response.headers.get("location") or "(no Location header)"
+    return RequestError(
+        f"{label} redirected the request to {url} (HTTP {status}) to {redact(location)}; "
+        "Rein does not follow redirects (the API key would go with the request): "
+        "set rein.model.baseUrl to the address the server should be reached at",
+        status=status,
+    )

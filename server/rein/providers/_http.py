@@ -26,7 +26,14 @@ from rein.harness.conversation.wire import header_secrets, redact_headers, redac
 from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
 from rein.harness.messages import AssistantMessage
 from rein.harness.ports import ModelDelta, ModelRequest, TurnDone
-from rein.providers._errors import parse_retry_after, status_error, transport_error
+from rein.providers import _limits
+from rein.providers._errors import (
+    parse_retry_after,
+    redirect_error,
+    status_error,
+    transport_error,
+)
+from rein.providers._limits import BoundedStream, with_progress
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
 
@@ -249,9 +256,8 @@ class HttpModel(ABC):
                     raise
                 retry += 1
                 log.warning(
-                    "%s: %s; retry %d/%d in %.2f s",
-                    self.label,
-                    exc,
+                    "%s; retry %d/%d in %.2f s",
+                    exc if self.label in str(exc) else f"{self.label}: {exc}",
                     retry,
                     self.retry.max_retries,
                     wait,
@@ -279,12 +285,16 @@ class HttpModel(ABC):
         try:
             try:
                 response = await client.send(http_request, stream=True)
-                if self._dump is not None and isinstance(response.stream, httpx.AsyncByteStream):
-                    response.stream = TapStream(response.stream, chunks)
+                self._bound(response, chunks)
                 if response.status_code >= 400:
                     raise await self._status_error(response)
+                if 300 <= response.status_code < 400:
+                    raise redirect_error(response, label=self.label, url=url)
                 assembler = self.assembler(request)
-                async with aclosing(self._events(response)) as events:
+                progress = self.config.stream_progress_timeout
+                async with aclosing(
+                    with_progress(self._events(response), progress, self.label)
+                ) as events:
                     async for event in events:
                         for delta in assembler.feed(event):
                             yield delta
@@ -315,6 +325,21 @@ class HttpModel(ABC):
                 self._dump.response(
                     response, chunks, provider=self.provider, attempt=attempt, error=error
                 )
+
+    def _bound(self, response: httpx.Response, chunks: list[bytes]) -> None:
+        """Bound the response's body (:mod:`rein.providers._limits`) and,
+        with a wire dump, keep a copy of it in ``chunks``."""
+        if not isinstance(response.stream, httpx.AsyncByteStream):
+            return
+        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
+        response.stream = BoundedStream(
+            response.stream,
+            label=self.label,
+            max_total=_limits.MAX_RESPONSE_BYTES,
+            max_line=None if encoded else _limits.MAX_LINE_BYTES,
+        )
+        if self._dump is not None:
+            response.stream = TapStream(response.stream, chunks)
 
     async def _status_error(self, response: httpx.Response) -> ProviderError:
         raw = bytearray()

@@ -61,6 +61,10 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(4, ge=0)
     #: Seconds without a byte from the server before the stream counts as stalled.
     stream_idle_timeout: float = Field(60.0, gt=0)
+    #: Seconds a stream may go on without a part of the reply: keep-alives
+    #: (Anthropic's ``ping`` events, ``: comment`` lines) reset
+    #: ``stream_idle_timeout`` but not this.
+    stream_progress_timeout: float = Field(300.0, gt=0)
     #: Seconds to connect and to send the request.
     request_timeout: float = Field(30.0, gt=0)
     #: Append raw requests and response streams (keys redacted) to this JSONL file.

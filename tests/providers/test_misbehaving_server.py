@@ -1,0 +1,189 @@
+"""Each provider against a real local HTTP server that misbehaves in ways
+the scenario mock server does not: keep-alives without end, an endless
+line, an endless stream, a redirect, a reset connection. Every one ends
+the turn with an error that says what happened, within a bound."""
+
+from __future__ import annotations
+
+import asyncio
+
+import anyio
+import pytest
+
+from rein.harness.errors import RequestError, StreamError, TransientError
+from rein.providers import _limits
+from rein.providers._http import RetryPolicy
+from tests.providers.conftest import make_model, request, run_turn
+from tests.providers.raw_server import SSE_HEAD, RawServer, reset, sse
+
+NO_RETRY = RetryPolicy(max_retries=0)
+
+_ANTHROPIC_START = sse(
+    {
+        "type": "message_start",
+        "message": {"id": "m", "role": "assistant", "content": [], "model": "x", "usage": {}},
+    },
+    "message_start",
+) + sse(
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    "content_block_start",
+)
+_OPENAI_START = sse({"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+
+
+def _start(provider: str) -> bytes:
+    return _ANTHROPIC_START if provider == "anthropic" else _OPENAI_START
+
+
+def _text(provider: str, text: str) -> bytes:
+    if provider == "anthropic":
+        return sse(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": text},
+            },
+            "content_block_delta",
+        )
+    return sse({"id": "c", "choices": [{"index": 0, "delta": {"content": text}}]})
+
+
+def _keepalive(provider: str) -> bytes:
+    """Anthropic's ping event; the SSE comment OpenAI-compatible servers send."""
+    return sse({"type": "ping"}, "ping") if provider == "anthropic" else b": keep-alive\n\n"
+
+
+def _model(provider: str, server: RawServer, **config: object):  # type: ignore[no-untyped-def]
+    base = server.url + "/v1" if provider == "openai" else server.url
+    return make_model(provider, None, retry=NO_RETRY, base_url=base, **config)
+
+
+PROVIDERS = [pytest.param("anthropic", id="anthropic"), pytest.param("openai", id="openai")]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_keepalives_without_a_reply_end_at_the_progress_timeout(provider: str) -> None:
+    """Keep-alives reset the idle timeout but carry no reply: a server that
+    sends only those fails the turn after streamProgressTimeout, naming it."""
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start(provider))
+        while True:
+            writer.write(_keepalive(provider))
+            await writer.drain()
+            await asyncio.sleep(0.02)
+
+    async with RawServer(handler) as server:
+        model = _model(provider, server, stream_idle_timeout=5, stream_progress_timeout=0.3)
+        with anyio.fail_after(4), pytest.raises(TransientError) as caught:
+            await run_turn(model, request())
+        await model.aclose()
+    assert "only keep-alives (streamProgressTimeout)" in str(caught.value)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_reply_that_keeps_coming_is_not_cut_by_the_progress_timeout(
+    provider: str,
+) -> None:
+    """Parts of the reply (not keep-alives) restart the progress clock."""
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start(provider))
+        for piece in ("a", "b", "c", "d"):
+            writer.write(_keepalive(provider) + _text(provider, piece))
+            await writer.drain()
+            await asyncio.sleep(0.15)
+        if provider == "anthropic":
+            writer.write(sse({"type": "message_stop"}, "message_stop"))
+        else:
+            writer.write(sse("[DONE]"))
+
+    async with RawServer(handler) as server:
+        model = _model(provider, server, stream_progress_timeout=0.4)
+        turn = await run_turn(model, request())
+        await model.aclose()
+    assert turn.done.text == "abcd"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_an_endless_line_is_cut_at_its_bound(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One line without end (a broken proxy, a server bug) is refused once
+    it passes MAX_LINE_BYTES, before it fills the memory."""
+    monkeypatch.setattr(_limits, "MAX_LINE_BYTES", 64 * 1024)
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start(provider) + b"data: ")
+        while True:
+            writer.write(b"x" * 8192)
+            await writer.drain()
+
+    async with RawServer(handler) as server:
+        model = _model(provider, server)
+        with anyio.fail_after(4), pytest.raises(StreamError) as caught:
+            await run_turn(model, request())
+        await model.aclose()
+    assert "sent a line of more than 0.0625 MB" in str(caught.value)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_an_endless_stream_is_cut_at_its_bound(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_limits, "MAX_RESPONSE_BYTES", 256 * 1024)
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start(provider))
+        while True:
+            writer.write(_text(provider, "y" * 1000))
+            await writer.drain()
+
+    async with RawServer(handler) as server:
+        model = _model(provider, server)
+        with anyio.fail_after(4), pytest.raises(StreamError) as caught:
+            await run_turn(model, request())
+        await model.aclose()
+    assert "sent more than 0.25 MB in one response" in str(caught.value)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_redirect_is_not_followed_and_says_where_it_points(provider: str) -> None:
+    """Following it would send the key to another address."""
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        if path.startswith("/moved"):
+            writer.write(SSE_HEAD)
+            return
+        writer.write(
+            b"HTTP/1.1 308 Permanent Redirect\r\nlocation: /moved"
+            + path.encode()
+            + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        )
+
+    async with RawServer(handler) as server:
+        model = _model(provider, server)
+        with anyio.fail_after(4), pytest.raises(RequestError) as caught:
+            await run_turn(model, request())
+        await model.aclose()
+    message = str(caught.value)
+    assert "(HTTP 308) to /moved/" in message
+    assert "set rein.model.baseUrl" in message
+    assert [p.startswith("/moved") for p in server.paths] == [False]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_reset_connection_is_named(provider: str) -> None:
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start(provider) + _text(provider, "partial"))
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        reset(writer)
+
+    async with RawServer(handler) as server:
+        model = _model(provider, server)
+        with anyio.fail_after(4), pytest.raises(TransientError) as caught:
+            await run_turn(model, request())
+        await model.aclose()
+    assert "Connection reset by peer" in str(caught.value)
+    assert "part of the reply had already been streamed" in str(caught.value)
