@@ -25,14 +25,18 @@ def fake(folder: Path, name: str, script: str) -> Path:
     return exe
 
 
-def doctor(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def doctor(
+    tmp_path: Path, *args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
+        **(extra_env or {}),
         "PATH": str(tmp_path / "bin"),
         "REIN_TOOL_CACHE": str(tmp_path / "cache"),
         "PYTHONPATH": f"{ROOT / 'server'}{os.pathsep}{ROOT}",
     }
-    env.pop("REIN_CONFIG", None)
+    for name in ("REIN_CONFIG", "REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL"):
+        env.pop(name, None)
     return subprocess.run(
         [sys.executable, "-m", "rein", "doctor", str(tmp_path / "ws"), *args],
         capture_output=True,
@@ -118,3 +122,40 @@ def test_doctor_help_and_readme_name_exit_2(capsys: pytest.CaptureFixture[str]) 
     readme = (ROOT / "README.md").read_text()
     row = next(line for line in readme.splitlines() if line.startswith("| `rein doctor"))
     assert "exit 0, 2 when DIR is not a folder or the configuration is invalid" in row
+
+
+def test_doctor_names_the_model_and_what_it_misses_never_the_key(tmp_path: Path) -> None:
+    # Defect: rein doctor said nothing of the model, so a missing key or
+    # model name showed only when a run failed.
+    (tmp_path / "ws").mkdir()
+    config = tmp_path / "rein.yaml"
+    config.write_text("rein: {model: {provider: anthropic, apiKeyEnv: E17_NOT_SET}}\n")
+    done = doctor(tmp_path, "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("model: "))
+    assert line.startswith(
+        "model: anthropic (no model name) at https://api.anthropic.com; API key from "
+        "E17_NOT_SET (not set); a run fails before any request, missing or wrong: the API key: "
+        "the environment variable E17_NOT_SET is not set"
+    )
+    assert "rein.model.model is empty" in line
+
+    secret = "sk-e17-doctor-0123456789abcdef"
+    config.write_text(
+        "rein: {model: {provider: openai, model: m1, baseUrl: 'http://127.0.0.1:9/v1', "
+        "apiKeyEnv: E17_KEY}}\n"
+    )
+    text = doctor(tmp_path, "--config", str(config), extra_env={"E17_KEY": secret})
+    assert (
+        "\nmodel: openai m1 at http://127.0.0.1:9/v1; API key from E17_KEY (set)\n" in text.stdout
+    )
+    done = doctor(tmp_path, "--json", "--config", str(config), extra_env={"E17_KEY": secret})
+    assert json.loads(done.stdout)["model"] == {
+        "provider": "openai",
+        "model": "m1",
+        "baseUrl": "http://127.0.0.1:9/v1",
+        "apiKeyEnv": "E17_KEY",
+        "apiKeySet": True,
+        "problems": [],
+    }
+    assert secret not in text.stdout + text.stderr + done.stdout + done.stderr

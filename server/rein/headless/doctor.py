@@ -1,7 +1,9 @@
 """``rein doctor``: the analyzer pool's servers (every preset and every
 server ``gates.analyzer.servers`` adds), each found or not, where, its
 version, whether this workspace uses it, and the one command that installs
-what is missing; whether the OS sandbox of the model's commands works here,
+what is missing; the model Rein would talk to (its provider, name,
+endpoint, the variable its key is read from and whether it is set, never
+the key) and what it misses; whether the OS sandbox of the model's commands works here,
 and why not (:mod:`rein.sandboxing.probe`); then the person's setup (hooks,
 skills, custom agents, commands, instruction files, MCP servers:
 :mod:`rein.headless.setup_view`). It changes nothing and exits 0."""
@@ -9,6 +11,7 @@ skills, custom agents, commands, instruction files, MCP servers:
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -23,11 +26,20 @@ from rein.harness.analyzer_servers import AnalyzerServerConfig
 from rein.harness.config import AnalyzerGateConfig
 from rein.harness.errors import ConfigError
 from rein.headless.setup_view import setup_view
+from rein.providers.config import ModelConfig
 from rein.sandboxing.probe import SandboxStatus, sandbox_status
 from rein.sandboxing.settings import SandboxSettings
 from rein.store import default_storage_path
 
-__all__ = ["ServerCheck", "check_servers", "doctor", "doctor_command", "sandbox_line"]
+__all__ = [
+    "ServerCheck",
+    "check_servers",
+    "doctor",
+    "doctor_command",
+    "model_check",
+    "model_line",
+    "sandbox_line",
+]
 
 #: How long a server's ``--version`` may take.
 VERSION_TIMEOUT_S = 10.0
@@ -98,6 +110,50 @@ def _check(server: AnalyzerServerConfig, root: Path, used: bool) -> ServerCheck:
     )
 
 
+def model_check(model: ModelConfig) -> dict[str, object]:
+    """The model's settings as ``rein doctor --json`` shows them (the key's
+    variable and whether it is set; never the key) and ``problems``: why a
+    run with them would fail before any request (empty: ready)."""
+    http = model.provider in ("openai", "anthropic")
+    problems: list[str] = []
+    if model.unusable is not None:
+        problems.append(model.unusable)
+    elif http:
+        problems.extend(model.missing())
+    elif model.provider == "replay" and not model.script:
+        problems.append("the replay provider needs rein.model.script (a YAML file)")
+    elif model.provider == "vscode-lm":
+        problems.append("the vscode-lm provider works only in the VS Code extension (rein serve)")
+    key_env = model.resolved_api_key_env() if http else ""
+    return {
+        "provider": model.provider,
+        "model": model.model,
+        "baseUrl": model.resolved_base_url() if http and model.unusable is None else None,
+        "apiKeyEnv": key_env or None,
+        "apiKeySet": bool(os.environ.get(key_env)) if key_env else None,
+        "problems": problems,
+    }
+
+
+def model_line(model: ModelConfig) -> str:
+    """``rein doctor``'s model line: what ``rein run`` would talk to, and
+    what it misses (each naming the setting or variable to set)."""
+    check = model_check(model)
+    line = f"model: {check['provider']} {check['model'] or '(no model name)'}"
+    if check["baseUrl"]:
+        line += f" at {check['baseUrl']}"
+    if check["apiKeyEnv"]:
+        state = "set" if check["apiKeySet"] else "not set"
+        line += f"; API key from {check['apiKeyEnv']} ({state})"
+    problems = check["problems"]
+    assert isinstance(problems, list)
+    if problems:
+        return (
+            line + "; a run fails before any request, missing or wrong: " + "; and ".join(problems)
+        )
+    return line
+
+
 def sandbox_line(status: SandboxStatus, also: Sequence[str] = ()) -> str:
     """``rein doctor``'s sandbox line: works (with what), or why not; and
     what that means for the other commands ``also`` names (``sandbox.also``)."""
@@ -119,9 +175,11 @@ def doctor(
     as_json: bool = False,
     sandbox: SandboxSettings | None = None,
     setup: Inventory | None = None,
+    model: ModelConfig | None = None,
 ) -> int:
-    """Print the table (or JSON) to stdout, the sandbox line, then the
-    ``setup`` when given; exit status 0."""
+    """Print the table (or JSON) to stdout, the model line (``model``
+    when given), the sandbox line, then the ``setup`` when given; exit
+    status 0."""
     checks = check_servers(root, config)
     status = sandbox_status((sandbox or SandboxSettings()).bwrap)
     if as_json:
@@ -136,6 +194,8 @@ def doctor(
                 "also": list((sandbox or SandboxSettings()).also),
             },
         }
+        if model is not None:
+            data["model"] = model_check(model)
         if setup is not None:
             data["setup"] = setup.json()
         print(json.dumps(data))
@@ -157,6 +217,8 @@ def doctor(
             print(f"      install: {check.install}")
     if not config.enabled:
         print("the analyzer gate is off (gates.analyzer.enabled is false)")
+    if model is not None:
+        print(model_line(model))
     print(sandbox_line(status, (sandbox or SandboxSettings()).also))
     if setup is not None:
         print(f"\nyour setup for {root}:")
@@ -181,4 +243,11 @@ def doctor_command(root: Path, config_file: str | None, *, as_json: bool) -> int
         return 2
     storage = Path(config.storage_path or default_storage_path())
     setup = setup_view(root, config, storage)
-    return doctor(root, config.gates.analyzer, as_json=as_json, sandbox=config.sandbox, setup=setup)
+    return doctor(
+        root,
+        config.gates.analyzer,
+        as_json=as_json,
+        sandbox=config.sandbox,
+        setup=setup,
+        model=config.model,
+    )
