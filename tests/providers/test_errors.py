@@ -321,3 +321,65 @@ def test_error_message_reads_each_provider_shape() -> None:
     assert error_message("  plain text  ") == "plain text"
     assert error_message("") == "(empty response body)"
     assert error_message("x" * 1000).endswith("...")
+
+
+@pytest.mark.parametrize(
+    ("provider", "body", "code"),
+    [
+        pytest.param(
+            "openai",
+            {
+                "error": {
+                    "message": "You exceeded your current quota, please check your plan.",
+                    "type": "insufficient_quota",
+                    "code": "insufficient_quota",
+                }
+            },
+            "insufficient_quota",
+            id="openai-insufficient-quota",
+        ),
+        pytest.param(
+            "openai",
+            {"error": {"message": "No credits.", "type": "insufficient_quota",
+                       "code": "credit_balance_exhausted"}},
+            "credit_balance_exhausted",
+            id="openai-credit-exhausted",
+        ),
+        pytest.param(
+            "anthropic",
+            {
+                "type": "error",
+                "error": {
+                    "type": "rate_limit_error",
+                    "message": "You have reached your monthly spend limit.",
+                    "details": {"error_code": "enforced_spend_limit_reached"},
+                },
+            },
+            "enforced_spend_limit_reached",
+            id="anthropic-spend-limit",
+        ),
+    ],
+)  # fmt: skip
+async def test_a_429_for_a_quota_is_not_retried_and_says_so(
+    mock_server: MockServer, provider: str, body: dict[str, object], code: str
+) -> None:
+    # Defect: every 429 was retried (5 attempts, seconds of backoff) though
+    # OpenAI and Anthropic document that waiting does not lift a quota or
+    # spend limit; the message read like a passing rate limit.
+    mock_server.load([{"fault": {"status": 429, "body": body}}, {"text": "never reached"}])
+    sleeps = SleepLog()
+    model = make_model(provider, mock_server, sleep=sleeps)
+    with pytest.raises(RequestError) as info:
+        await run_turn(model, request())
+    assert not isinstance(info.value, RateLimitError)
+    assert f"a quota or spend limit is reached (HTTP 429, {code})" in str(info.value)
+    assert "not retried" in str(info.value)
+    assert len(mock_server.requests) == 1 and sleeps.waits == []
+
+
+async def test_a_plain_429_is_still_a_rate_limit(mock_server: MockServer) -> None:
+    body = {"error": {"message": "Rate limit reached", "type": "requests",
+                      "code": "rate_limit_exceeded"}}  # fmt: skip
+    mock_server.load([{"fault": {"status": 429, "body": body}}, {"text": "after the wait"}])
+    turn = await run_turn(make_model("openai", mock_server), request())
+    assert turn.done.text == "after the wait"

@@ -27,6 +27,7 @@ __all__ = [
     "error_message",
     "is_context_length",
     "parse_retry_after",
+    "quota_code",
     "redirect_error",
     "status_error",
     "transport_error",
@@ -110,6 +111,38 @@ def is_context_length(status: int | None, body: str) -> bool:
     return any(marker in text for marker in _CONTEXT_LENGTH_MARKERS)
 
 
+#: The codes of a 429 that waiting does not lift: OpenAI's billing and quota
+#: codes (``error.code``, ``error.type``), Anthropic's monthly spend cap
+#: (``error.details.error_code``).
+_QUOTA_CODES = frozenset(
+    {
+        "insufficient_quota",
+        "credit_balance_exhausted",
+        "organization_spend_limit_exceeded",
+        "project_spend_limit_exceeded",
+        "organization_usage_limit_exceeded",
+        "enforced_spend_limit_reached",
+    }
+)
+
+
+def quota_code(body: str) -> str | None:
+    """The quota or spend-limit code of a 429's body, or None for a rate
+    limit that passes with time."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    details = error.get("details")
+    candidates = [error.get("code"), error.get("type")]
+    if isinstance(details, dict):
+        candidates.append(details.get("error_code"))
+    return next((c for c in candidates if isinstance(c, str) and c in _QUOTA_CODES), None)
+
+
 def status_error(
     status: int,
     body: str,
@@ -130,6 +163,14 @@ def status_error(
         )
         what = "rejected the credentials" if status == 401 else "denied access"
         return AuthError(f"{label} {what} (HTTP {status}): {message}; {source}", status=status)
+    quota = quota_code(body) if status == 429 else None
+    if quota is not None:
+        return RequestError(
+            f"{label} refused the request: a quota or spend limit is reached (HTTP 429, "
+            f"{quota}): {message}; not retried, since waiting does not lift it (add "
+            "credits or raise the limit)",
+            status=status,
+        )
     if status == 429:
         return RateLimitError(
             f"{label} rate limit (HTTP 429): {message}", status=status, retry_after=retry_after
