@@ -127,3 +127,19 @@ def test_an_empty_base_url_means_the_default(monkeypatch: pytest.MonkeyPatch) ->
     assert ModelConfig.model_validate({"baseUrl": "  "}).base_url is None
     assert ModelConfig(base_url="").resolved_base_url() == "https://api.openai.com/v1"
     assert ModelConfig(base_url=" https://llm.internal/v1 ").base_url == "https://llm.internal/v1"
+
+
+def test_the_key_variable_leaves_children_from_the_configuration_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Defect: the variable was remembered at the first read of the key (the
+    # first model request), so the analyzers, the tests gate and the hooks
+    # that start before it got a key kept under a plain name (seen on
+    # `rein run` with apiKeyEnv: E17PLAIN: ruff's and basedpyright's
+    # /proc/<pid>/environ held it).
+    from rein.process.environment import child_environment
+
+    monkeypatch.setenv("E17PLAINKEYVAR", "sk-e17-0123456789abcdef")
+    assert "E17PLAINKEYVAR" in child_environment()
+    ModelConfig.model_validate({"provider": "openai", "apiKeyEnv": "E17PLAINKEYVAR"})
+    assert "E17PLAINKEYVAR" not in child_environment()

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -82,6 +82,14 @@ class ModelConfig(BaseModel):
 
     #: Why this configuration cannot be used (None: it can).
     _unusable: str | None = PrivateAttr(None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # The key's variable leaves every child's environment from the moment
+        # a configuration names it: the analyzers, the tests gate and the
+        # hooks start before the first model request (the first read of the
+        # key), and a variable with a plain name (apiKeyEnv: MYLLM) passed
+        # to them until then.
+        remember_secret_name(self.resolved_api_key_env())
 
     @field_validator("base_url")
     @classmethod
