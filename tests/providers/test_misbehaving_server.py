@@ -6,6 +6,10 @@ the turn with an error that says what happened, within a bound."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import ssl
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import anyio
 import pytest
@@ -13,6 +17,7 @@ import pytest
 from rein.harness.errors import RequestError, StreamError, TransientError
 from rein.providers import _limits
 from rein.providers._http import RetryPolicy
+from tests.fakes.providers import SleepLog
 from tests.providers.conftest import make_model, request, run_turn
 from tests.providers.raw_server import SSE_HEAD, RawServer, reset, sse
 
@@ -187,3 +192,65 @@ async def test_a_reset_connection_is_named(provider: str) -> None:
         await model.aclose()
     assert "Connection reset by peer" in str(caught.value)
     assert "part of the reply had already been streamed" in str(caught.value)
+
+
+def _self_signed(folder: Path) -> ssl.SSLContext:
+    """A server context with a fresh self-signed certificate for 127.0.0.1."""
+    crypto = pytest.importorskip("cryptography")  # comes with the mcp extra
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    assert crypto is not None
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(hours=1))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    return context
+
+
+async def test_a_certificate_that_cannot_be_verified_is_not_retried(tmp_path: Path) -> None:
+    # Defect: a TLS verification failure was a TransientError, retried four
+    # times with backoff; a certificate does not change between attempts.
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=_self_signed(tmp_path))
+    port = server.sockets[0].getsockname()[1]
+    sleeps = SleepLog()
+    model = make_model("anthropic", None, base_url=f"https://127.0.0.1:{port}", sleep=sleeps)
+    try:
+        with anyio.fail_after(5), pytest.raises(RequestError) as caught:
+            await run_turn(model, request())
+    finally:
+        await model.aclose()
+        server.close()
+        await server.wait_closed()
+    message = str(caught.value)
+    assert f"cannot verify the TLS certificate of https://127.0.0.1:{port}/v1/messages" in message
+    assert "CERTIFICATE_VERIFY_FAILED" in message and "SSL_CERT_FILE" in message
+    assert sleeps.waits == []

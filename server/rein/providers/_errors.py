@@ -4,6 +4,7 @@ error bodies, ``Retry-After`` and httpx exceptions."""
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -221,6 +222,12 @@ def transport_error(exc: Exception, *, label: str, url: str, idle_timeout: float
     if isinstance(exc, httpx.TimeoutException):
         return TransientError(f"timed out talking to {url}: {type(exc).__name__} {exc}".strip())
     if isinstance(exc, httpx.ConnectError):
+        if _caused_by(exc, ssl.SSLCertVerificationError):
+            return RequestError(
+                f"cannot verify the TLS certificate of {url}: {exc}; not retried. A server "
+                "whose certificate a private CA signed: set SSL_CERT_FILE (or SSL_CERT_DIR) "
+                "to that CA's certificate for Rein"
+            )
         return TransientError(f"cannot connect to {url}: {exc}")
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError | httpx.InvalidURL):
         return RequestError(f"cannot send the request to {url}: {exc}")
@@ -231,6 +238,18 @@ def transport_error(exc: Exception, *, label: str, url: str, idle_timeout: float
     if isinstance(exc, httpx.RemoteProtocolError | httpx.NetworkError):
         return TransientError(f"the connection to {url} failed: {_described(exc)}")
     return TransientError(f"HTTP error talking to {url}: {type(exc).__name__}: {exc}")
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` or one of its causes is a ``kind``."""
+    error: BaseException | None = exc
+    for _ in range(8):  # a chain is a few links; never loop on a cycle
+        if error is None:
+            return False
+        if isinstance(error, kind):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _described(exc: BaseException) -> str:
