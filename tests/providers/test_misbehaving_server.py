@@ -254,3 +254,24 @@ async def test_a_certificate_that_cannot_be_verified_is_not_retried(tmp_path: Pa
     assert f"cannot verify the TLS certificate of https://127.0.0.1:{port}/v1/messages" in message
     assert "CERTIFICATE_VERIFY_FAILED" in message and "SSL_CERT_FILE" in message
     assert sleeps.waits == []
+
+
+async def test_an_openai_reply_without_its_usage_chunk_gets_an_estimate_not_zero() -> None:
+    # Defect: a stream cut after its finish_reason (before the usage chunk
+    # and [DONE]), or a server that ignores stream_options, completed the
+    # turn with 0 tokens in and out: the run's usage and spend said nothing
+    # was used.
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start("openai") + _text("openai", "the whole answer"))
+        writer.write(
+            sse({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        )
+
+    async with RawServer(handler) as server:
+        model = _model("openai", server)
+        turn = await run_turn(model, request("a question of some length"))
+        await model.aclose()
+    usage = turn.done.usage
+    assert turn.done.text == "the whole answer"
+    assert usage.estimated
+    assert usage.input_tokens > 5 and usage.output_tokens >= 3

@@ -39,6 +39,7 @@ from rein.harness.ports import (
     ToolSchema,
 )
 from rein.providers._errors import error_from_payload
+from rein.providers._estimate import estimated_usage
 from rein.providers._http import IMAGES_OFF, HttpModel, decode_json, incomplete
 
 __all__ = [
@@ -159,10 +160,13 @@ class _CallSlot:
 class OpenAIAssembler:
     """Assembles ``chat.completion.chunk`` events into one assistant message."""
 
-    def __init__(self, label: str, model: str | None) -> None:
+    def __init__(self, label: str, model: str | None, request: ModelRequest | None = None) -> None:
         self.label = label
         self.done = False
         self._model = model
+        #: The request, to estimate the usage of a reply that came without it.
+        self._request = request
+        self._usage_seen = False
         self._text: list[str] = []
         self._thinking: list[str] = []
         self._slots: list[_CallSlot] = []
@@ -197,6 +201,7 @@ class OpenAIAssembler:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = _usage(usage)
+            self._usage_seen = True
         out: list[ModelDelta] = []
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
@@ -269,8 +274,13 @@ class OpenAIAssembler:
         stop = _STOP_REASONS.get(self._finish or "stop", "stop")
         if self._slots and stop == "stop":
             stop = "tool_use"  # some servers say "stop" after tool calls
+        usage = self._usage
+        if not self._usage_seen and self._request is not None:
+            # No usage chunk (a server without stream_options, or a stream
+            # cut after its finish_reason): an estimate, marked, never zero.
+            usage = estimated_usage(self._request, parts)
         return AssistantMessage(
-            content=tuple(parts), stop_reason=stop, usage=self._usage, model=self._model
+            content=tuple(parts), stop_reason=stop, usage=usage, model=self._model
         )
 
 
@@ -325,7 +335,9 @@ class OpenAIModel(HttpModel):
         return payload
 
     def assembler(self, request: ModelRequest) -> OpenAIAssembler:
-        return OpenAIAssembler(self.label, request.options.model or self.config.model or None)
+        return OpenAIAssembler(
+            self.label, request.options.model or self.config.model or None, request
+        )
 
     def events_from_json(self, data: Any) -> list[ServerSentEvent] | None:
         if isinstance(data, dict) and isinstance(data.get("choices"), list):

@@ -28,7 +28,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
 
 from rein.harness.calls.arguments import checked_arguments
-from rein.harness.conversation.tokens import estimate_message_tokens, estimate_tokens
 from rein.harness.errors import AuthError, ProviderError, ReinError, StreamError
 from rein.harness.messages import (
     AssistantMessage,
@@ -37,7 +36,6 @@ from rein.harness.messages import (
     TextPart,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 from rein.harness.ports import (
@@ -48,6 +46,7 @@ from rein.harness.ports import (
     ToolSchema,
     TurnDone,
 )
+from rein.providers._estimate import estimated_usage
 
 __all__ = [
     "CONSENT_REQUIRED",
@@ -172,15 +171,6 @@ def chat_params(
     if limit is not None:
         params["maxTokens"] = limit
     return params
-
-
-def estimated_usage(request: ModelRequest, reply: Sequence[ContentPart]) -> Usage:
-    """What the turn cost, estimated (the API reports no counts)."""
-    tools = json.dumps([t.parameters for t in request.tools]) if request.tools else ""
-    prompt = estimate_tokens(request.system) + estimate_tokens(tools)
-    prompt += sum(estimate_message_tokens(m) for m in request.messages)
-    output = estimate_message_tokens(AssistantMessage(content=tuple(reply)))
-    return Usage(input_tokens=prompt, output_tokens=output, estimated=True)
 
 
 class _End:
