@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
+import os
 import ssl
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from tests.providers.conftest import make_model, request, run_turn
 from tests.providers.raw_server import SSE_HEAD, RawServer, reset, sse
 
 NO_RETRY = RetryPolicy(max_retries=0)
+ROOT = Path(__file__).resolve().parents[2]
 
 _ANTHROPIC_START = sse(
     {
@@ -275,3 +279,53 @@ async def test_an_openai_reply_without_its_usage_chunk_gets_an_estimate_not_zero
     assert turn.done.text == "the whole answer"
     assert usage.estimated
     assert usage.input_tokens > 5 and usage.output_tokens >= 3
+
+
+def _where(tmp_path: Path, server: RawServer) -> list[str]:
+    return [
+        "-w", str(tmp_path / "ws"), "--storage", str(tmp_path / "store"),
+        "--config", str(tmp_path / "rein.yaml"),
+        "--provider", "anthropic", "--model", "m", "--base-url", server.url,
+    ]  # fmt: skip
+
+
+async def test_rein_run_ends_a_keepalive_only_stream_and_never_shows_the_key(
+    tmp_path: Path,
+) -> None:
+    """A real ``rein run``: before streamProgressTimeout it hung until killed
+    on a server that sent only pings. The key is in no output and no store."""
+    key = "sk-ant-e17-0123456789abcdefghij"
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start("anthropic"))
+        while True:
+            writer.write(_keepalive("anthropic"))
+            await writer.drain()
+            await asyncio.sleep(0.05)
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "rein.yaml").write_text(
+        "rein: {model: {streamProgressTimeout: 0.5, maxRetries: 1, apiKeyEnv: E17_RUN_KEY},"
+        " gates: {analyzer: {enabled: false}}}\n"
+    )
+    env = {
+        **os.environ,
+        "E17_RUN_KEY": key,
+        "PYTHONPATH": f"{ROOT / 'server'}{os.pathsep}{ROOT}",
+    }
+    async with RawServer(handler) as server:
+        with anyio.fail_after(60):
+            done = await anyio.run_process(
+                [sys.executable, "-m", "rein", "run", "hi", "--json", *_where(tmp_path, server)],
+                env=env,
+                check=False,
+            )
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 1, err
+    end = next(json.loads(x) for x in out.splitlines() if '"type":"run_end"' in x)
+    assert end["status"] == "failed"
+    assert "only keep-alives (streamProgressTimeout)" in end["reason"]
+    assert "gave up after 2 attempts" in end["reason"]
+    assert len(server.paths) == 2
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
+    assert key not in out + err and key.encode() not in stored
