@@ -11,6 +11,7 @@ import json
 import os
 import ssl
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -329,3 +330,63 @@ async def test_rein_run_ends_a_keepalive_only_stream_and_never_shows_the_key(
     assert len(server.paths) == 2
     stored = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
     assert key not in out + err and key.encode() not in stored
+
+
+def _status(code: int, headers: str, error_type: str = "api_error") -> bytes:
+    body = json.dumps({"type": "error", "error": {"type": error_type, "message": "no"}}).encode()
+    return (
+        f"HTTP/1.1 {code} X\r\ncontent-type: application/json\r\n{headers}"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    ).encode() + body
+
+
+def _then_a_reply(first: bytes) -> Callable[[str, asyncio.StreamWriter], Awaitable[None]]:
+    """A handler that answers ``first``, then a whole Anthropic reply."""
+    answered: list[str] = []
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        answered.append(path)
+        if len(answered) == 1:
+            writer.write(first)
+            return
+        writer.write(SSE_HEAD + _start("anthropic") + _text("anthropic", "ok"))
+        writer.write(sse({"type": "message_stop"}, "message_stop"))
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("first", "requests", "waits"),
+    [
+        # Defect: the headers the vendors' SDKs obey were ignored.
+        pytest.param(
+            _status(529, "x-should-retry: false\r\n", "overloaded_error"),
+            1,
+            [],
+            id="should-retry-false",
+        ),
+        pytest.param(_status(409, "x-should-retry: true\r\n"), 2, None, id="should-retry-true"),
+        pytest.param(
+            _status(429, "retry-after-ms: 250\r\nretry-after: 30\r\n", "rate_limit_error"),
+            2,
+            [0.25],
+            id="retry-after-ms",
+        ),
+    ],
+)
+async def test_the_servers_retry_headers_are_obeyed(
+    first: bytes, requests: int, waits: list[float] | None
+) -> None:
+    sleeps = SleepLog()
+    async with RawServer(_then_a_reply(first)) as server:
+        model = make_model("anthropic", None, base_url=server.url, sleep=sleeps)
+        try:
+            turn = await run_turn(model, request())
+        except TransientError as exc:
+            assert "not retried: the server said x-should-retry: false" in str(exc)
+        else:
+            assert turn.done.text == "ok"
+        await model.aclose()
+    assert len(server.paths) == requests
+    if waits is not None:
+        assert sleeps.waits == waits

@@ -4,8 +4,10 @@ error bodies, ``Retry-After`` and httpx exceptions."""
 from __future__ import annotations
 
 import json
+import math
 import ssl
 import time
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -26,10 +28,12 @@ from rein.harness.redaction import redact
 __all__ = [
     "error_from_payload",
     "error_message",
+    "header_retry_after",
     "is_context_length",
     "parse_retry_after",
     "quota_code",
     "redirect_error",
+    "server_says_retry",
     "status_error",
     "transport_error",
 ]
@@ -55,6 +59,31 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
         return None
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)
+
+
+def header_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from a response's headers: ``retry-after-ms`` (what
+    the vendors' SDKs read first), else ``Retry-After``; None when neither
+    is readable."""
+    try:
+        millis = float(headers.get("retry-after-ms") or "")
+    except ValueError:
+        millis = -1.0
+    if millis >= 0 and math.isfinite(millis):
+        return millis / 1000
+    return parse_retry_after(headers.get("retry-after"))
+
+
+def server_says_retry(error: ProviderError, header: str | None) -> ProviderError:
+    """``x-should-retry`` (Anthropic's and OpenAI's SDKs obey it): ``false``
+    forbids a retry, ``true`` asks for one; anything else changes nothing."""
+    value = (header or "").strip().lower()
+    if value == "false" and error.retryable:
+        error.retryable = False
+        error.args = (f"{error.args[0]} (not retried: the server said x-should-retry: false)",)
+    elif value == "true" and not error.retryable and not isinstance(error, AuthError):
+        error.retryable = True
+    return error
 
 
 def error_message(body: str) -> str:

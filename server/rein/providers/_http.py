@@ -28,8 +28,9 @@ from rein.harness.messages import AssistantMessage
 from rein.harness.ports import ModelDelta, ModelRequest, TurnDone
 from rein.providers import _limits
 from rein.providers._errors import (
-    parse_retry_after,
+    header_retry_after,
     redirect_error,
+    server_says_retry,
     status_error,
     transport_error,
 )
@@ -350,14 +351,15 @@ class HttpModel(ABC):
                     break
         except httpx.HTTPError:
             pass  # the status alone is enough to report
-        return status_error(
+        error = status_error(
             response.status_code,
             raw.decode("utf-8", errors="replace"),
             label=self.label,
             api_key_env=self.api_key_env,
             key_present=self.config.api_key() is not None,
-            retry_after=parse_retry_after(response.headers.get("retry-after")),
+            retry_after=header_retry_after(response.headers),
         )
+        return server_says_retry(error, response.headers.get("x-should-retry"))
 
     async def _events(self, response: httpx.Response) -> AsyncGenerator[ServerSentEvent, None]:
         content_type = response.headers.get("content-type", "")
