@@ -37,18 +37,14 @@ def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConf
                 f"not {type(section).__name__}"
             )
         data = dict(section or {})
-    source = f"configuration ({path} and flags)" if path else "configuration (flags)"
+    source = _source(path, [e for e in _ENV_KEYS if os.environ.get(e)], bool(overrides))
     given = data.get("model")
     if given is not None and not isinstance(given, dict):
         raise ConfigError(
             f"invalid {source}: rein.model: must be a mapping, not {type(given).__name__}", "model"
         )
     model = dict(given or {})
-    for env, key in (
-        ("REIN_PROVIDER", "provider"),
-        ("REIN_MODEL", "model"),
-        ("REIN_BASE_URL", "baseUrl"),
-    ):
+    for env, key in _ENV_KEYS.items():
         if os.environ.get(env):
             model[key] = os.environ[env]
     for key, value in overrides.items():
@@ -66,6 +62,21 @@ def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConf
             part[name] = value
     data["model"] = model
     return load_config(data, source)
+
+
+#: The environment variables build_config reads, and the model setting each sets.
+_ENV_KEYS = {"REIN_PROVIDER": "provider", "REIN_MODEL": "model", "REIN_BASE_URL": "baseUrl"}
+
+
+def _source(path: str | None, env: list[str], flags: bool) -> str:
+    """Where the values came from, for messages: ``configuration (rein.yaml,
+    REIN_PROVIDER and flags)``; a bad value set by an environment variable
+    is traced to it."""
+    parts = ([path] if path else []) + env + (["flags"] if flags else [])
+    if not parts:
+        return "configuration"
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"configuration ({listed})"
 
 
 def storage_folder(flag: str | None, config_file: str | None = None) -> str:

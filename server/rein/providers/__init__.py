@@ -58,7 +58,10 @@ def create_model(
         )
     if config.provider == "replay":
         if not config.script:
-            raise ConfigError("the replay provider needs model.script (a YAML file)", "script")
+            raise ConfigError(
+                "the replay provider needs rein.model.script (a YAML file; --script for rein run)",
+                "script",
+            )
         from rein.providers.replay import ReplayModel
 
         return ReplayModel(config.script, name=config.model or "replay")
