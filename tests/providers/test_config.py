@@ -143,3 +143,10 @@ def test_the_key_variable_leaves_children_from_the_configuration_on(
     assert "E17PLAINKEYVAR" in child_environment()
     ModelConfig.model_validate({"provider": "openai", "apiKeyEnv": "E17PLAINKEYVAR"})
     assert "E17PLAINKEYVAR" not in child_environment()
+
+
+@pytest.mark.parametrize("key", ["streamIdleTimeout", "streamProgressTimeout", "requestTimeout"])
+def test_a_timeout_is_finite(key: str) -> None:
+    # Defect: `.inf` (YAML) was taken: a wait without end.
+    with pytest.raises(ValidationError, match="finite number"):
+        ModelConfig.model_validate({key: float("inf")})

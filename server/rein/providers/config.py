@@ -59,14 +59,15 @@ class ModelConfig(BaseModel):
     script: str | None = None
     #: Retries after the first attempt for 429, 5xx and connection errors.
     max_retries: int = Field(4, ge=0)
+    #: The timeouts are finite (.inf would be a wait without end).
     #: Seconds without a byte from the server before the stream counts as stalled.
-    stream_idle_timeout: float = Field(60.0, gt=0)
+    stream_idle_timeout: float = Field(60.0, gt=0, allow_inf_nan=False)
     #: Seconds a stream may go on without a part of the reply: keep-alives
     #: (Anthropic's ``ping`` events, ``: comment`` lines) reset
     #: ``stream_idle_timeout`` but not this.
-    stream_progress_timeout: float = Field(300.0, gt=0)
+    stream_progress_timeout: float = Field(300.0, gt=0, allow_inf_nan=False)
     #: Seconds to connect and to send the request.
-    request_timeout: float = Field(30.0, gt=0)
+    request_timeout: float = Field(30.0, gt=0, allow_inf_nan=False)
     #: Append raw requests and response streams (keys redacted) to this JSONL file.
     wire_dump: str | None = None
     #: Anthropic: enable extended thinking with this many budget tokens.
