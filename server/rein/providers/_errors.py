@@ -301,7 +301,7 @@ def redirect_error(response: httpx.Response, *, label: str, url: str) -> Request
     status = response.status_code
     location = response.headers.get("location") or "(no Location header)"
     return RequestError(
-        f"{label} redirected the request to {url} (HTTP {status}) to {redact(location)}; "
+        f"{label} answered {url} with a redirect (HTTP {status}) to {redact(location)}; "
         "Rein does not follow redirects (the API key would go with the request): "
         "set rein.model.baseUrl to the address the server should be reached at",
         status=status,
