@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from rein.cli import main
+from rein.headless.doctor import model_line
+from rein.providers.config import ModelConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,33 +131,43 @@ def test_doctor_names_the_model_and_what_it_misses_never_the_key(tmp_path: Path)
     # model name showed only when a run failed.
     (tmp_path / "ws").mkdir()
     config = tmp_path / "rein.yaml"
-    config.write_text("rein: {model: {provider: anthropic, apiKeyEnv: E17_NOT_SET}}\n")
-    done = doctor(tmp_path, "--config", str(config))
+    config.write_text("rein: {model: {provider: anthropic, apiKeyEnv: E17_KEY}}\n")
+    secret = "sk-e17-doctor-0123456789abcdef"
+    done = doctor(tmp_path, "--json", "--config", str(config), extra_env={"E17_KEY": secret})
     assert done.returncode == 0, done.stderr
-    line = next(x for x in done.stdout.splitlines() if x.startswith("model: "))
-    assert line.startswith(
+    model = json.loads(done.stdout)["model"]
+    assert {k: v for k, v in model.items() if k != "problems"} == {
+        "provider": "anthropic",
+        "model": "",
+        "baseUrl": "https://api.anthropic.com",
+        "apiKeyEnv": "E17_KEY",
+        "apiKeySet": True,
+    }
+    assert [p.split(":")[0] for p in model["problems"]] == ["the model's name"]
+    assert secret not in done.stdout + done.stderr
+
+
+def test_the_model_line_says_what_a_run_would_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E17_NOT_SET", raising=False)
+    monkeypatch.setenv("E17_KEY", "sk-e17-doctor-0123456789abcdef")
+    missing = ModelConfig.model_validate({"provider": "anthropic", "apiKeyEnv": "E17_NOT_SET"})
+    assert model_line(missing).startswith(
         "model: anthropic (no model name) at https://api.anthropic.com; API key from "
         "E17_NOT_SET (not set); a run fails before any request, missing or wrong: the API key: "
         "the environment variable E17_NOT_SET is not set"
     )
-    assert "rein.model.model is empty" in line
-
-    secret = "sk-e17-doctor-0123456789abcdef"
-    config.write_text(
-        "rein: {model: {provider: openai, model: m1, baseUrl: 'http://127.0.0.1:9/v1', "
-        "apiKeyEnv: E17_KEY}}\n"
+    assert "rein.model.model is empty" in model_line(missing)
+    ready = ModelConfig.model_validate(
+        {
+            "provider": "openai",
+            "model": "m1",
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "apiKeyEnv": "E17_KEY",
+        }
     )
-    text = doctor(tmp_path, "--config", str(config), extra_env={"E17_KEY": secret})
-    assert (
-        "\nmodel: openai m1 at http://127.0.0.1:9/v1; API key from E17_KEY (set)\n" in text.stdout
+    line = "model: openai m1 at http://127.0.0.1:9/v1; API key from E17_KEY (set)"
+    assert model_line(ready) == line
+    replay = ModelConfig.model_validate({"provider": "replay"})
+    assert model_line(replay).endswith(
+        "missing or wrong: the replay provider needs rein.model.script (a YAML file)"
     )
-    done = doctor(tmp_path, "--json", "--config", str(config), extra_env={"E17_KEY": secret})
-    assert json.loads(done.stdout)["model"] == {
-        "provider": "openai",
-        "model": "m1",
-        "baseUrl": "http://127.0.0.1:9/v1",
-        "apiKeyEnv": "E17_KEY",
-        "apiKeySet": True,
-        "problems": [],
-    }
-    assert secret not in text.stdout + text.stderr + done.stdout + done.stderr
