@@ -2,7 +2,8 @@
 stop``), real processes over a real git repository: stopped before the
 write, the folder is as it was and the copy stays; stopped in the middle of
 the write, it finishes the write (never half applied), stores the apply's
-session as aborted (undoable) and exits 143; ``rein apply`` again finishes."""
+session as aborted (undoable: a script the apply deleted comes back
+executable) and exits 143; ``rein apply`` again finishes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import queue
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -25,12 +27,13 @@ pytestmark = pytest.mark.e2e
 
 REIN = [sys.executable, "-m", "rein"]
 REPO = Path(__file__).resolve().parents[2]
-A, B = "a = 1\n", "b = 1\n"
+A, B, RUN = "a = 1\n", "b = 1\n", "#!/bin/sh\necho run\n"
 TURNS = [
     {
         "tool_calls": [
             call("edit_file", path="a.py", old_string="a = 1", new_string="a = 2"),
             call("edit_file", path="b.py", old_string="b = 1", new_string="b = 2"),
+            call("delete_file", path="run.sh"),
         ]
     },
     {"text": "done"},
@@ -105,6 +108,8 @@ def test_sigterm_leaves_the_folder_as_before_or_fully_applied(tmp_path: Path) ->
     git(repo, "init", "-q")
     (repo / "a.py").write_text(A)
     (repo / "b.py").write_text(B)
+    (repo / "run.sh").write_text(RUN)
+    (repo / "run.sh").chmod(0o755)
     git(repo, "add", ".")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
     config = tmp_path / "rein.yaml"
@@ -131,7 +136,8 @@ def test_sigterm_leaves_the_folder_as_before_or_fully_applied(tmp_path: Path) ->
     during = stalled_apply(["write", "1"], apply_args)
     assert during.returncode == 143, during.stderr[-3000:]
     assert (repo / "a.py").read_text() == "a = 2\n" and (repo / "b.py").read_text() == "b = 2\n"
-    assert "after the files were applied (a.py, b.py)" in during.stderr
+    assert not (repo / "run.sh").exists()
+    assert "after the files were applied (a.py, b.py, run.sh)" in during.stderr
     db = sqlite3.connect(storage / "sessions.db")
     try:
         [(applied_session, status)] = db.execute(
@@ -147,7 +153,10 @@ def test_sigterm_leaves_the_folder_as_before_or_fully_applied(tmp_path: Path) ->
     assert "in the folder already" in again.stdout
     assert not list((storage / "isolated").glob("*.json"))
 
-    # The interrupted apply is undone as a whole.
+    # The interrupted apply is undone as a whole: the script it deleted
+    # comes back executable.
     undo = rein("undo", str(repo), "--session", applied_session, "--storage", str(storage))
     assert undo.returncode == 0, undo.stdout + undo.stderr
     assert (repo / "a.py").read_text() == A and (repo / "b.py").read_text() == B
+    assert (repo / "run.sh").read_text() == RUN
+    assert stat.S_IMODE((repo / "run.sh").stat().st_mode) == 0o755, undo.stdout
