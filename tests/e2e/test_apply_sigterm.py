@@ -95,6 +95,10 @@ def stalled_apply(where: list[str], args: list[str]) -> subprocess.CompletedProc
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+        reader.join(10)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
     while not lines.empty():
         line = lines.get()
         if line is not None:
