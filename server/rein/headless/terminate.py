@@ -36,8 +36,9 @@ class Termination:
 
     def check(self) -> None:
         """CancelledError once a SIGTERM came: a place where the work stops
-        for it whatever became of the task's cancel (a wait that cannot be
-        cancelled, a worker thread's, may have taken it)."""
+        for it whatever became of the task's cancel (defensive: a cancel
+        delivered inside a shielded wait is not seen there, and nothing
+        here depends on where it lands)."""
         if self._came:
             raise asyncio.CancelledError
 
