@@ -190,7 +190,8 @@ def test_kill_9_mid_restore_leaves_whole_files_and_undo_again_completes_it(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        # The sources under test first (not an installed Rein of another checkout).
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "server"), str(REPO)])},
     )
     assert proc.stderr is not None
     try:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -264,6 +265,8 @@ async def test_a_restore_while_the_run_is_active_is_refused(ws: Path, tmp_path: 
 
 
 async def test_a_rename_and_a_delete_by_the_tools_are_undone(ws: Path, tmp_path: Path) -> None:
+    (ws / "gone.py").chmod(0o755)  # the editor's undo gives the mode back too
+    (ws / "mod.py").chmod(0o750)
     before = files(ws)
     write_script(
         tmp_path,
@@ -288,11 +291,13 @@ async def test_a_rename_and_a_delete_by_the_tools_are_undone(ws: Path, tmp_path:
         assert by_path["gone.py"]["change"] == "deleted"
         result = await request(editor, "rein/restore", {"sessionId": sid, "runId": run["runId"]})
         assert files(ws) == before
-        assert {(f["path"], f["change"]) for f in result["restored"]} == {
-            ("moved.py", "deleted"),
-            ("mod.py", "created"),
-            ("gone.py", "created"),
+        assert {(f["path"], f["change"], f.get("detail")) for f in result["restored"]} == {
+            ("moved.py", "deleted", None),
+            ("mod.py", "created", "mode 750"),
+            ("gone.py", "created", "mode 755"),
         }
+        assert stat.S_IMODE((ws / "gone.py").stat().st_mode) == 0o755
+        assert stat.S_IMODE((ws / "mod.py").stat().st_mode) == 0o750
 
 
 async def test_typing_between_the_check_and_the_edit_makes_a_conflict_not_a_loss(

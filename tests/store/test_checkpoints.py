@@ -21,7 +21,8 @@ from rein.checkpoints.model import (
     text_hash,
 )
 from rein.harness.errors import StoreError
-from rein.store.checkpoints import SqliteCheckpointStore
+from rein.store._checkpoint_schema import compress
+from rein.store.checkpoints import CHECKPOINT_SCHEMA_VERSION, SqliteCheckpointStore
 
 WORKSPACE = "/home/me/proj"
 
@@ -234,3 +235,57 @@ async def test_the_file_stays_bounded_on_disk_over_many_runs(tmp_path: Path) -> 
     runs = await store.runs("ses_a")
     assert sum(r.pruned_at is None for r in runs) < 30
     store.close()
+
+
+async def test_a_version_1_file_is_migrated_and_keeps_its_checkpoints(tmp_path: Path) -> None:
+    """checkpoints.db of schema 1 (no modes, no links), written with sqlite3
+    as that Rein wrote it: opened, it reads as before (modes unknown) and
+    takes versions with a mode and a link."""
+    import sqlite3
+
+    from rein.store._checkpoint_schema import _MIGRATIONS
+
+    db = sqlite3.connect(tmp_path / "checkpoints.db")
+    db.executescript(_MIGRATIONS[1])
+    blob = text_hash("echo\n")
+    db.execute("INSERT INTO blobs VALUES (?, ?, ?)", (blob, compress("echo\n"), 5))
+    db.execute(
+        "INSERT INTO runs (id, session_id, run_id, workspace, kind, started_at) "
+        "VALUES (1, 'ses_a', 'run_old', ?, 'run', 1.0)",
+        (WORKSPACE,),
+    )
+    db.execute("INSERT INTO changes VALUES (1, 1, 1, 1, 'tool', 1.0)")
+    db.execute(
+        "INSERT INTO file_versions (change, idx, path, before_state, before_blob, after_state) "
+        "VALUES (1, 0, 'run.sh', 'text', ?, 'absent')",
+        (blob,),
+    )
+    db.execute("PRAGMA user_version=1")
+    db.commit()
+    db.close()
+
+    store = SqliteCheckpointStore.open(tmp_path)
+    try:
+        [old] = await store.changes("ses_a", "run_old")
+        [file] = old.files
+        assert file.before == FileVersion("text", blob) and file.before.mode is None
+        assert file.after == FileVersion.absent() and file.after.link is None
+        assert await store.get_text(blob) == "echo\n"
+        await store.begin_run(run("run_new", 2.0))
+        versions = (
+            FileVersion("text", blob).with_meta(0o755, None),
+            FileVersion.absent().with_meta(None, "../target.txt"),
+        )
+        await store.record(
+            CheckpointChange(
+                "ses_a", "run_new", 1, 2, "tool", (FileChange("x", *versions),), at=2.0
+            )
+        )
+        [new] = await store.changes("ses_a", "run_new")
+        assert (new.files[0].before.mode, new.files[0].before.link) == (0o755, None)
+        assert (new.files[0].after.mode, new.files[0].after.link) == (None, "../target.txt")
+        assert new.files[0].kind == "modified"  # a dangling link is still something there
+        version = store._db.execute("PRAGMA user_version").fetchone()[0]
+        assert version == CHECKPOINT_SCHEMA_VERSION == 2
+    finally:
+        store.close()

@@ -25,6 +25,11 @@ tool started) it lands in the run that caused it:
   command's own temporary file). A change by the person or another session
   forgets what the session knew of a path.
 
+Each version read from the disk keeps the file's permission bits and, for
+a symbolic link, its target (:mod:`rein.checkpoints.file_meta`): what a
+restore needs to bring a script back executable and a link back as a link.
+A command that only changes a file's mode is recorded as a change.
+
 Binary content is recorded as unstored ("binary"), content over
 ``checkpoints.maxFileKb`` as unstored with its size. The capture never
 breaks or blocks an edit: each store call has a time bound, and a store
@@ -42,6 +47,7 @@ from typing import Any, TypeVar
 
 import anyio
 
+from rein.checkpoints.file_meta import DiskFileMeta, FileMeta
 from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
@@ -130,9 +136,12 @@ class CheckpointCapture:
         emit: Emit | None = None,
         clock: Callable[[], float] = time.time,
         store_bound_s: float = STORE_BOUND_S,
+        meta: FileMeta | None = None,
     ) -> None:
         self.store = store
         self.workspace = workspace
+        #: Modes and links: the disk under the workspace's root unless given.
+        self.meta: FileMeta = meta if meta is not None else DiskFileMeta(workspace.root)
         self.session_id = session_id
         self.mutations = mutations
         self.max_file_bytes = max_file_bytes
@@ -205,7 +214,7 @@ class CheckpointCapture:
         ]
         files: tuple[FileChange, ...]
         if change.kind == "write":
-            after = await self._stored(change.text or "")
+            after = await self._with_meta(paths[0], await self._stored(change.text or ""))
             files = (FileChange(paths[0], before[0], after),)
         elif change.kind == "delete":
             files = (FileChange(paths[0], before[0], FileVersion.absent()),)
@@ -215,7 +224,9 @@ class CheckpointCapture:
                     FileChange(
                         path,
                         was,
-                        FileVersion.absent() if text is None else await self._stored(text),
+                        FileVersion.absent()
+                        if text is None
+                        else await self._with_meta(path, await self._stored(text)),
                     )
                     for path, was, text in zip(paths, before, change.texts, strict=True)
                 ]
@@ -260,9 +271,9 @@ class CheckpointCapture:
                 after = await self._read(path)
                 if after.reason.startswith(_DIRECTORY):
                     continue  # a folder the watcher saw appear: its files are changes
-                if before == after and before.state != "unstored":
+                if before.same_as(after) and before.state != "unstored":
                     continue  # touched, not changed
-                if after.state == "absent" and before.state == "unstored":
+                if not after.present and before.state == "unstored":
                     # Gone, and Rein never had it: most often the command's
                     # own temporary file (sed -i); nothing to restore anyway.
                     continue
@@ -278,8 +289,23 @@ class CheckpointCapture:
 
     # ------------------------------------------------------------- content
 
+    async def _with_meta(self, path: str, version: FileVersion) -> FileVersion:
+        """``version`` with the path's mode and link on the disk now."""
+        try:
+            found = await self.meta.meta(path)
+        except Exception:
+            log.debug("no mode of %s", path, exc_info=True)
+            return version
+        if found is None:
+            return version
+        return version.with_meta(found.mode, found.link)
+
     async def _read(self, path: str) -> FileVersion:
-        """The path's content now, stored: text, absent, or unstored."""
+        """The path's content now, stored (text, absent, or unstored), with
+        its mode and link."""
+        return await self._with_meta(path, await self._read_content(path))
+
+    async def _read_content(self, path: str) -> FileVersion:
         try:
             text = (await self.workspace.read_text(path)).text
         except ToolError as exc:

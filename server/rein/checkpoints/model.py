@@ -22,13 +22,15 @@ Vocabulary:
   :class:`FileChange` per path;
 * a **file version** is a stored text (its hash), ``absent`` (no file), or
   ``unstored`` with the reason (binary, over the size limit, changed by a
-  command before Rein could read it).
+  command before Rein could read it); with the file's permission bits
+  (``mode``) and, for a symbolic link, its target (``link``) when they were
+  read from the disk (:mod:`rein.checkpoints.file_meta`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
@@ -72,6 +74,30 @@ class FileVersion:
     blob: str | None = None
     #: Why the content was not stored, when ``state == "unstored"``.
     reason: str = ""
+    # Equality (``==``, a set) is the content's; :meth:`same_as` also
+    # compares the mode and the link.
+    #: The permission bits of a regular file (``0o755``); None: not known
+    #: (a checkpoint of an older Rein, a workspace with no disk).
+    mode: int | None = field(default=None, compare=False)
+    #: The path was a symbolic link to this target (as the link says it);
+    #: ``state`` is then its content read through it (``absent`` when the
+    #: link leads nowhere).
+    link: str | None = field(default=None, compare=False)
+
+    @property
+    def present(self) -> bool:
+        """Something is at the path (a file, or a link, even a dangling one)."""
+        return self.state != "absent" or self.link is not None
+
+    def with_meta(self, mode: int | None, link: str | None) -> FileVersion:
+        return replace(self, mode=mode, link=link)
+
+    def same_as(self, other: FileVersion) -> bool:
+        """The same content, link and mode, a mode known on one side only
+        not counting (older checkpoints, an editor's unsaved file)."""
+        if (self.state, self.blob, self.link) != (other.state, other.blob, other.link):
+            return False
+        return self.mode is None or other.mode is None or self.mode == other.mode
 
     @classmethod
     def of_text(cls, text: str) -> FileVersion:
@@ -85,20 +111,31 @@ class FileVersion:
     def unstored(cls, reason: str) -> FileVersion:
         return cls("unstored", None, reason)
 
-    def to_json(self) -> dict[str, str]:
-        out: dict[str, str] = {"state": self.state}
+    def to_json(self) -> dict[str, str | int]:
+        out: dict[str, str | int] = {"state": self.state}
         if self.blob is not None:
             out["blob"] = self.blob
         if self.reason:
             out["reason"] = self.reason
+        if self.mode is not None:
+            out["mode"] = self.mode
+        if self.link is not None:
+            out["link"] = self.link
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, str]) -> FileVersion:
+    def from_json(cls, data: Mapping[str, str | int | None]) -> FileVersion:
         state = data["state"]
         if state not in ("text", "absent", "unstored"):
             raise ValueError(f"unknown file version state {state!r}")
-        return cls(state, data.get("blob"), data.get("reason", ""))  # type: ignore[arg-type]
+        blob, reason, mode, link = (data.get(k) for k in ("blob", "reason", "mode", "link"))
+        return cls(
+            state,  # type: ignore[arg-type]
+            str(blob) if blob is not None else None,
+            str(reason or ""),
+            int(mode) if mode is not None else None,
+            str(link) if link is not None else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +153,9 @@ class FileChange:
     def kind(self) -> Literal["created", "modified", "deleted", "renamed"]:
         if self.renamed_from is not None:
             return "renamed"
-        if self.before.state == "absent":
+        if not self.before.present:
             return "created"
-        if self.after.state == "absent":
+        if not self.after.present:
             return "deleted"
         return "modified"
 
@@ -243,7 +280,7 @@ def net_files(changes: Sequence[CheckpointChange]) -> list[FileChange]:
     out: list[FileChange] = []
     for path, head in first.items():
         after = last[path]
-        if head.before == after and head.before.state != "unstored":
+        if head.before.same_as(after) and head.before.state != "unstored":
             continue
         out.append(FileChange(path, head.before, after, head.renamed_from))
     return out

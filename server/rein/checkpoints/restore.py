@@ -28,6 +28,17 @@ run again finds each file either written (already restored) or still as
 the interrupted restore found it (the ``before`` of its journal entry), and
 completes it. Writes go through the :class:`~rein.harness.ports.Workspace`,
 atomic per file (a versioned edit in the editor, a rename on disk).
+
+Modes and links (:mod:`rein.checkpoints.file_meta`): a target whose mode is
+known gets it back after its text is written (a script the run deleted
+comes back executable; a file whose only change was its mode, a ``chmod``
+of a command, has just its mode set back, with no conflict check: its text
+is already the target's). A target that was a symbolic link is made a link
+again (to the same target; its content, read through it, is written only
+when it differs and lies in the workspace); where the link cannot be made,
+the path is a conflict saying so and nothing is written there: a link is
+never brought back as a regular file. A checkpoint of an older Rein has no
+modes: its files keep the mode the workspace gives them.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rein.checkpoints.file_meta import DiskFileMeta, FileMeta, format_mode
 from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
@@ -92,21 +104,54 @@ class _Current:
     version: int | None = None
     #: Why the text could not be read (binary, a directory).
     unreadable: str = ""
+    #: The permission bits on disk (None: not a regular file, or not known).
+    mode: int | None = None
+    #: The target, when the path is a symbolic link.
+    link: str | None = None
+
+    def same_text(self, version: FileVersion) -> bool:
+        return (
+            version.state == "text"
+            and self.text is not None
+            and text_hash(self.text) == version.blob
+        )
 
     def matches(self, version: FileVersion) -> bool:
-        if version.state == "absent":
+        if not version.present:
             return not self.exists
-        if version.state == "text":
-            return self.text is not None and text_hash(self.text) == version.blob
-        return False
+        if version.link is not None:
+            # The link is what counts; its content when it was stored.
+            return self.link == version.link and (
+                version.state != "text" or self.same_text(version)
+            )
+        if self.link is not None and version.mode is not None:
+            return False  # a regular file then, a link now
+        if not self.same_text(version):
+            return False
+        return version.mode is None or self.mode is None or self.mode == version.mode
+
+    def mode_only(self, target: FileVersion) -> bool:
+        """Only the mode keeps it from ``target`` (a regular file's)."""
+        return (
+            target.link is None
+            and self.link is None
+            and target.mode is not None
+            and self.same_text(target)
+        )
 
     @property
     def as_version(self) -> FileVersion:
         if not self.exists:
             return FileVersion.absent()
         if self.text is None:
-            return FileVersion.unstored(self.unreadable)
-        return FileVersion.of_text(self.text)
+            version = (
+                FileVersion.absent()
+                if self.link is not None and self.unreadable == _DANGLING
+                else FileVersion.unstored(self.unreadable)
+            )
+        else:
+            version = FileVersion.of_text(self.text)
+        return version.with_meta(self.mode, self.link)
 
 
 @dataclass(slots=True)
@@ -119,6 +164,8 @@ class _PathPlan:
     reason: str = ""
     target_text: str | None = None
     expected_text: str | None = None
+    #: What the write did besides the text (its mode, a link), or could not.
+    detail: str = ""
 
 
 @dataclass(slots=True)
@@ -158,10 +205,13 @@ def _unified(path: str, old: str | None, new: str | None, old_label: str, new_la
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
+_DANGLING = "a symbolic link to nothing"
+
+
 def _change_kind(
     current: _Current, target: FileVersion
 ) -> Literal["created", "modified", "deleted"]:
-    if target.state == "absent":
+    if not target.present:
         return "deleted"
     return "modified" if current.exists else "created"
 
@@ -178,9 +228,12 @@ class Restorer:
         *,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] = new_restore_id,
+        meta: FileMeta | None = None,
     ) -> None:
         self.store = store
         self.workspace = workspace
+        #: Modes and links: the disk under the workspace's root unless given.
+        self.meta: FileMeta = meta if meta is not None else DiskFileMeta(workspace.root)
         self._clock = clock
         self._new_id = new_id
 
@@ -256,17 +309,23 @@ class Restorer:
         return out
 
     async def _current(self, path: str) -> _Current:
+        found = await self.meta.meta(path)
+        mode, link = (found.mode, found.link) if found is not None else (None, None)
         try:
             if not await self.workspace.exists(path):
+                if link is not None:
+                    return _Current(True, unreadable=_DANGLING, link=link)
                 return _Current(False)
             content = await self.workspace.read_text(path)
         except SandboxError as exc:
+            if link is not None:  # a link leading out: the link itself is the file
+                return _Current(True, unreadable=str(exc), link=link)
             raise RestoreError(f"path {path!r} is outside the workspace: {exc}") from exc
         except ToolError as exc:
             if "not found" in str(exc).lower():
                 return _Current(False)
-            return _Current(True, unreadable=str(exc))
-        return _Current(True, content.text, content.version)
+            return _Current(True, unreadable=str(exc), mode=mode, link=link)
+        return _Current(True, content.text, content.version, mode=mode, link=link)
 
     async def _text(self, version: FileVersion, path: str) -> str | None:
         if version.state != "text" or version.blob is None:
@@ -292,7 +351,9 @@ class Restorer:
         if current.matches(target):
             item.action = "already"
             return item
-        if target.state == "unstored":
+        if current.mode_only(target):
+            return item  # its text is the target's: only the mode is set back
+        if target.state == "unstored" and target.link is None:
             item.action, item.reason = "skip", target.reason
             return item
         item.target_text = await self._text(target, path)
@@ -315,7 +376,7 @@ class Restorer:
             return f"changed after the run and not text now ({current.unreadable})"
         if not current.exists:
             return "deleted after the run"
-        if expected.state == "absent":
+        if not expected.present:
             return "created again after the run"
         return "changed after the run"
 
@@ -364,7 +425,9 @@ class Restorer:
                 refused = await self._write(item)
                 if refused is None:
                     restored.append(
-                        RestoredFile(item.path, _change_kind(item.current, item.target))
+                        RestoredFile(
+                            item.path, _change_kind(item.current, item.target), item.detail
+                        )
                     )
                     continue
                 item.action, item.reason = "conflict", refused
@@ -384,19 +447,68 @@ class Restorer:
         )
 
     async def _write(self, item: _PathPlan) -> str | None:
-        """Write the target; the reason when the workspace refused."""
+        """Write the target (its text, mode or link); the reason when the
+        workspace refused."""
+        target, current = item.target, item.current
         try:
-            if item.target.state == "absent":
+            if not target.present:
                 await self.workspace.delete(item.path)
+            elif target.link is not None:
+                return await self._link(item)
+            elif current.mode_only(target):
+                pass
             else:
                 assert item.target_text is not None
+                version = current.version
+                if current.link is not None and target.mode is not None:
+                    # A regular file then, a link now: the link goes, not
+                    # written through.
+                    await self.workspace.delete(item.path)
+                    version = None
                 await self.workspace.write_text(
-                    item.path, item.target_text, expected_version=item.current.version
+                    item.path, item.target_text, expected_version=version
                 )
         except ToolError as exc:
             # The tool error speaks to the model; the log keeps it.
             log.info("restore of %s refused: %s", item.path, exc)
             return "changed during the restore: the edit was refused, nothing was overwritten"
+        if target.present and target.link is None and target.mode is not None:
+            item.detail = await self._set_mode(item.path, target.mode)
+        return None
+
+    async def _set_mode(self, path: str, mode: int) -> str:
+        """Give ``path`` its mode back; what to say of it ("" when it had it)."""
+        found = await self.meta.meta(path)
+        if found is not None and found.mode == mode:
+            return ""
+        try:
+            await self.meta.set_mode(path, mode)
+        except OSError as exc:
+            return f"its mode {format_mode(mode)} could not be set back: {exc}"
+        return f"mode {format_mode(mode)}"
+
+    async def _link(self, item: _PathPlan) -> str | None:
+        """Make the path the symbolic link it was (never a regular file in
+        its place), then its content through it when that was stored."""
+        link = item.target.link
+        assert link is not None
+        if item.current.link != link:
+            try:
+                await self.meta.make_link(item.path, link)
+            except OSError as exc:
+                return (
+                    f"it was a symbolic link to {link}, and the link could not be made "
+                    f"({exc}): nothing was written in its place"
+                )
+        item.detail = f"a symbolic link to {link}"
+        if item.target_text is None:
+            return None
+        try:
+            now = await self.workspace.read_text(item.path)
+            if now.text != item.target_text:
+                await self.workspace.write_text(item.path, item.target_text, expected_text=now.text)
+        except ToolError as exc:
+            item.detail += f"; the content it leads to was not restored ({exc})"
         return None
 
     @staticmethod

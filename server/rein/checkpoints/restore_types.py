@@ -38,6 +38,9 @@ class RestoredFile:
     path: str
     #: What the restore did to the file.
     change: Literal["created", "modified", "deleted"]
+    #: Besides the text: "mode 755", "a symbolic link to x", or what could
+    #: not be brought back ("its mode 755 could not be set back: ...").
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,10 @@ class RestoreResult:
         """The ``rein/restore`` result."""
         return {
             "restoreId": self.restore_id,
-            "restored": [{"path": f.path, "change": f.change} for f in self.restored],
+            "restored": [
+                {"path": f.path, "change": f.change, **({"detail": f.detail} if f.detail else {})}
+                for f in self.restored
+            ],
             "alreadyRestored": list(self.already_restored),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "conflicts": [

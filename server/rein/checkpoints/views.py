@@ -41,7 +41,7 @@ def net_changes(changes: Sequence[CheckpointChange]) -> dict[str, FileChange]:
     out: dict[str, FileChange] = {}
     for path, start in first.items():
         end = last[path]
-        if start.before == end.after and start.before.state != "unstored":
+        if start.before.same_as(end.after) and start.before.state != "unstored":
             continue
         renamed = start.renamed_from if start.before.state == "absent" else None
         out[path] = FileChange(path, start.before, end.after, renamed)

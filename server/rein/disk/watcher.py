@@ -61,12 +61,14 @@ MAX_WATCHES = 8
 _Batch = tuple[int, set[tuple[Change, str]]]
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells Rein's own write from a later change: its time, size and
+    mode (a ``chmod`` changes only the mode)."""
     try:
         st = path.stat()
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (st.st_mtime_ns, st.st_size, st.st_mode)
 
 
 @dataclass(eq=False)
@@ -119,7 +121,7 @@ class DiskWatcher:
         self.on_external = on_external
         self.known_text = known_text
         self.debounce_ms = debounce_ms
-        self._own: dict[str, tuple[int, int] | None] = {}
+        self._own: dict[str, tuple[int, int, int] | None] = {}
         self.ready = anyio.Event()
         self._stop = anyio.Event()
         #: The private folder probe files go to (while running).

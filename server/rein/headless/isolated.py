@@ -12,20 +12,20 @@ printed and never undoes the apply."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import anyio
 
-from rein.config import ReinConfig
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ConfigError, ModelError, ReinError
 from rein.harness.ports import ModelDelta, ModelRequest
+from rein.headless.apply_terminated import ApplyArgs, Progress, report_terminated
+from rein.headless.terminate import Termination, sigterm_cancels
 from rein.hosting.headless import HeadlessSession
 from rein.hosting.isolated_apply import bring_back_into
 from rein.isolation.apply_run import BroughtBack
@@ -163,21 +163,6 @@ def abandon_isolated(record: IsolatedRecord, storage: str) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class ApplyArgs:
-    session_id: str
-    storage: str
-    branch: str | None = None
-    discard: bool = False
-    as_json: bool = False
-    #: The folder's configuration (its gates); None: the defaults.
-    config: ReinConfig | None = None
-    #: List the hunks (ids, clean or conflict); apply nothing.
-    list_only: bool = False
-    #: Apply only these hunks (ids as ``--list`` prints them); None: every clean one.
-    hunks: tuple[str, ...] | None = None
-
-
 def apply_command(
     session_id: str,
     storage: str | None,
@@ -237,10 +222,40 @@ def _sides(conflict: Conflict) -> None:
 
 def apply_isolated(args: ApplyArgs) -> int:
     """``rein apply``: 0 all applied, 3 conflicts left (the other hunks
-    applied, the copy kept), 2 refused."""
+    applied, the copy kept), 2 refused, 143 stopped by SIGTERM
+    (:mod:`rein.headless.apply_terminated`)."""
+    return anyio.run(_terminable, args)
+
+
+async def _terminable(args: ApplyArgs) -> int:
+    """:func:`_apply_isolated`, a SIGTERM stopping it where it is safe to:
+    held off the write of the files (so the folder is as before or fully
+    applied), then reported and recorded (exit 143)."""
+    progress = Progress()
+    with sigterm_cancels(_heard) as terminated:
+        try:
+            code = await _apply_isolated(args, progress, terminated)
+        except asyncio.CancelledError:
+            if not terminated():
+                raise
+            return await report_terminated(args, progress)
+    if terminated():  # it came during a last step that could not stop
+        return await report_terminated(args, progress)
+    return code
+
+
+def _heard() -> None:
+    print(
+        "rein apply: SIGTERM: stopping (a write of the folder's files that began is finished first)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+async def _apply_isolated(args: ApplyArgs, progress: Progress, terminated: Termination) -> int:
     registry = Registry(args.storage)
     try:
-        anyio.run(_sweep, registry, args.storage)
+        await _sweep(registry, args.storage)
         record = registry.get(args.session_id)
         if record is None:
             raise ConfigError(
@@ -249,9 +264,10 @@ def apply_isolated(args: ApplyArgs) -> int:
             )
         if record.status == "running" and not Registry.crashed(record):
             raise ConfigError(f"the isolated session {args.session_id} is still running")
+        progress.record = record
         if not args.as_json:
             print(_verdict_line(record), file=sys.stderr)
-        if not args.discard and not Path(record.folder).is_dir():
+        if not args.discard and not await anyio.Path(record.folder).is_dir():
             raise ConfigError(
                 f"the folder {record.folder} is gone (moved or deleted): nothing to apply to "
                 f"(discard the copy with rein apply {record.session_id} --discard "
@@ -259,10 +275,11 @@ def apply_isolated(args: ApplyArgs) -> int:
             )
         if args.discard:
             remove_isolated(registry, record)
-            _say(args, {"discarded": record.session_id}, f"discarded {record.session_id}")
+            progress.done = f"discarded {record.session_id}"
+            _say(args, {"discarded": record.session_id}, progress.done)
             return 0
         if args.list_only:
-            return _list(record, args)
+            return await _list(record, args)
         if args.hunks is not None:
             if not args.hunks:
                 raise ConfigError("--hunks: no hunk id given (to keep nothing, use --discard)")
@@ -272,19 +289,17 @@ def apply_isolated(args: ApplyArgs) -> int:
         if args.branch is not None:
             commit = keep_as_branch(record, args.branch)
             remove_isolated(registry, record)
-            _say(
-                args,
-                {"branch": args.branch, "commit": commit},
-                f"kept as branch {args.branch} ({commit[:12]}); nothing applied",
-            )
+            progress.done = f"kept as branch {args.branch} ({commit[:12]}); nothing applied"
+            _say(args, {"branch": args.branch, "commit": commit}, progress.done)
             return 0
-        brought = anyio.run(_apply, record, args)
+        brought = await _apply(record, args, progress, terminated)
     except ReinError as exc:
         print(f"rein apply: {exc}", file=sys.stderr)
         return 2
     result = brought.result
     if not result.conflicts:
         remove_isolated(registry, record)
+    progress.done = "applied"
     if args.as_json:
         print(json.dumps({**brought.to_json(), "verdict": record.verdict}))
     else:
@@ -306,14 +321,12 @@ def apply_isolated(args: ApplyArgs) -> int:
     return APPLY_CONFLICTS if result.conflicts else 0
 
 
-def _list(record: IsolatedRecord, args: ApplyArgs) -> int:
+async def _list(record: IsolatedRecord, args: ApplyArgs) -> int:
     """``rein apply SESSION_ID --list``: each hunk against the folder on the
     disk now, with its id, clean or conflict (both sides); nothing applied."""
     changes = run_changes(record)
-    reviewed = anyio.run(
-        partial(review_changes, can_branch=record.kind == "git"),
-        changes,
-        DiskWorkspace(record.folder),
+    reviewed = await review_changes(
+        changes, DiskWorkspace(record.folder), can_branch=record.kind == "git"
     )
     files = hunks_json(changes, reviewed)
     if args.as_json:
@@ -356,11 +369,18 @@ class _NoModel:
         yield  # pragma: no cover  (an async generator)
 
 
-async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
+async def _apply(
+    record: IsolatedRecord, args: ApplyArgs, progress: Progress, terminated: Termination
+) -> BroughtBack:
     """The clean hunks applied as one change of a new stored session of the
     folder, its analyzers started and its gates judging the result. When no
     hunk would be applied (all conflicts, or none kept), no session is
-    made and no analyzer started: the review says what is left."""
+    made and no analyzer started: the review says what is left. A SIGTERM
+    is held off the write (``progress.brought`` says it was done)."""
+
+    async def applied(brought: BroughtBack) -> None:
+        progress.brought = brought
+
     changes = await anyio.to_thread.run_sync(run_changes, record)
     can_branch = record.kind == "git"
     reviewed = await review_changes(changes, DiskWorkspace(record.folder), can_branch=can_branch)
@@ -372,14 +392,18 @@ async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
         record.folder, _NoModel(), args.config, storage=args.storage, watch=False
     ) as host:
         await host.analyzers_started()
-        return await bring_back_into(
+        brought = await bring_back_into(
             host.session,
             host.workspace,
             changes,
             title=f"rein apply {record.session_id}",
             can_branch=can_branch,
             keep=args.hunks,
+            atomic=terminated.held,
+            on_applied=applied,
         )
+        terminated.check()  # a SIGTERM during the gates: reported, the copy kept
+        return brought
 
 
 def _say(args: ApplyArgs, payload: dict[str, object], text: str) -> None:

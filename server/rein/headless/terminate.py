@@ -3,7 +3,8 @@ commands stopped, its session stored as aborted, an isolated run's copy
 removed) rather than the process dying where it stands (a session left
 "running" that ``rein undo`` refused, a worktree left until the next
 isolated start). What a CI job's cancel, ``timeout`` and ``docker stop``
-send."""
+send. ``rein apply`` takes it the same way, and holds it off the part that
+must not be cut in two (:meth:`Termination.held`: its files' write)."""
 
 from __future__ import annotations
 
@@ -12,32 +13,76 @@ import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["EXIT_TERMINATED", "sigterm_cancels"]
+__all__ = ["EXIT_TERMINATED", "Termination", "sigterm_cancels"]
 
 #: ``rein run``'s exit code after a SIGTERM (128 + 15, as a shell says it).
 EXIT_TERMINATED = 143
 
 
+class Termination:
+    """Whether a SIGTERM came (call it), and :meth:`held` to keep one off a
+    block: the task is cancelled when the block ends, not inside it."""
+
+    def __init__(
+        self, task: asyncio.Task[object] | None, said: Callable[[], None] | None = None
+    ) -> None:
+        self._task = task
+        self._said = said
+        self._came = False
+        self._holds = 0
+
+    def __call__(self) -> bool:
+        return self._came
+
+    def check(self) -> None:
+        """CancelledError once a SIGTERM came: a place where the work stops
+        for it whatever became of the task's cancel (defensive: a cancel
+        delivered inside a shielded wait is not seen there, and nothing
+        here depends on where it lands)."""
+        if self._came:
+            raise asyncio.CancelledError
+
+    def _cancel(self) -> None:
+        if self._task is not None and not self._holds:
+            self._task.cancel()
+
+    def on_sigterm(self) -> None:
+        first = not self._came
+        self._came = True
+        if first and self._said is not None:
+            self._said()
+        self._cancel()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """A SIGTERM inside the block cancels the task once it ends (the
+        block itself must be bounded: it is never cut short); once one came,
+        the block does not start (:meth:`check`)."""
+        self.check()
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if self._came:
+                self._cancel()
+
+
 @contextmanager
-def sigterm_cancels() -> Iterator[Callable[[], bool]]:
+def sigterm_cancels(said: Callable[[], None] | None = None) -> Iterator[Termination]:
     """While inside, a SIGTERM cancels the current task (the run's main
-    one); yields whether one came. Where the loop cannot take the signal
-    (not the main thread, no Unix signals), SIGTERM keeps its default."""
+    one); yields the :class:`Termination` (called: whether one came).
+    ``said`` is called when the first comes (to tell the person it was
+    heard). Where the loop cannot take the signal (not the main thread, no
+    Unix signals), SIGTERM keeps its default."""
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    came: list[bool] = []
-
-    def on_sigterm() -> None:
-        came.append(True)
-        if task is not None:
-            task.cancel()
-
+    termination = Termination(asyncio.current_task(), said)
     try:
-        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        loop.add_signal_handler(signal.SIGTERM, termination.on_sigterm)
     except (NotImplementedError, RuntimeError, ValueError):
-        yield lambda: False
+        yield Termination(None)
         return
     try:
-        yield lambda: bool(came)
+        yield termination
     finally:
         loop.remove_signal_handler(signal.SIGTERM)

@@ -173,7 +173,7 @@ def _print(args: UndoArgs, result: RestoreResult, session_id: str, event: FilesR
     print(f"session {session_id}: {event.restore_id} restored to before ", end="")
     print(f"turn {result.turn} of run {result.run_id}" if result.turn else f"run {result.run_id}")
     for f in result.restored:
-        print(f"  restored  {f.path} ({f.change})")
+        print(f"  restored  {f.path} ({f.change}{'; ' + f.detail if f.detail else ''})")
     for path in result.already_restored:
         print(f"  already   {path}")
     for s in result.skipped:

@@ -8,7 +8,8 @@ checkpoint run can be undone: ``rein undo --session``, ``rein/restore``)."""
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Awaitable, Callable, Container, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from rein.harness.messages import UserMessage
 from rein.harness.ports import AnnouncingWorkspace
@@ -30,13 +31,29 @@ async def bring_back_into(
     can_branch: bool,
     keep: Container[str] | None = None,
     named: bool = True,
+    atomic: Callable[[], AbstractContextManager[object]] = nullcontext,
+    on_applied: Callable[[BroughtBack], Awaitable[None]] | None = None,
 ) -> BroughtBack:
     """``changes`` (only the hunks in ``keep``, when given) applied as one
     change of a new run of ``session`` (over ``workspace``, the session's
     own), judged by its gates; the session is stored when something was
     applied (its checkpoint run is kept either way, by the store the
     session's capture writes to) and, when ``named`` (a session made for
-    the apply, not the person's open one), titled ``title``."""
+    the apply, not the person's open one), titled ``title``. The session is
+    stored as soon as the files are written, before the gates judge them
+    (``atomic``, ``on_applied``: :func:`bring_back_as_run`'s, ``on_applied``
+    after the session is stored)."""
+    persistence = session.agent.persistence
+
+    async def applied(brought: BroughtBack) -> None:
+        brought.session_id = session.id
+        if isinstance(persistence, StorePersistence):
+            await persistence.ensure_session()
+            if named:
+                await persistence.store.set_title(session.id, title)
+        if on_applied is not None:
+            await on_applied(brought)
+
     brought = await bring_back_as_run(
         changes,
         workspace,
@@ -45,13 +62,10 @@ async def bring_back_into(
         title=title,
         can_branch=can_branch,
         keep=keep,
+        atomic=atomic,
+        on_applied=applied,
     )
     brought.session_id = session.id
-    persistence = session.agent.persistence
-    if brought.result.applied and isinstance(persistence, StorePersistence):
-        await persistence.ensure_session()
-        if named:
-            await persistence.store.set_title(session.id, title)
     if brought.result.applied and not named:
         # The person's own session: its model is told what changed under it.
         files = ", ".join(brought.result.applied)

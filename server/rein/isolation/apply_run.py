@@ -12,13 +12,21 @@ configured for the folder), exactly as they judge a run's edits. The
 verdict informs: the apply is never held back or undone by it (the person
 chose to apply), and nothing is repaired.
 
+The write and what records it (the checkpoint, and ``on_applied``: the host
+stores the session there, so the apply can be undone even when the gates
+never finish) run inside the host's ``atomic()``: ``rein apply`` holds a
+SIGTERM off it, so a stop leaves the folder as before or fully applied,
+never half (:mod:`rein.headless.terminate`). The write is bounded (each
+file's lock and write are).
+
 Host-neutral: the host gives the session's workspace (the editor's, the
 ACP client's buffers, the disk), its gates and its capture.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Awaitable, Callable, Container, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -97,11 +105,14 @@ async def bring_back_as_run(
     title: str,
     can_branch: bool = False,
     keep: Container[str] | None = None,
+    atomic: Callable[[], AbstractContextManager[object]] = nullcontext,
+    on_applied: Callable[[BroughtBack], Awaitable[None]] | None = None,
 ) -> BroughtBack:
     """Apply ``changes``' clean hunks (only those with an id in ``keep``,
     when given) to ``workspace`` as one change of a new run of the
     person's session (recorded by ``capture``, judged by ``gates``); see
-    the module's docstring."""
+    the module's docstring. ``on_applied`` is awaited once something was
+    applied, before the gates, inside ``atomic()`` with the write."""
     run_id = new_run_id()
     out = BroughtBack(BringBack(), run_id)
     if capture is not None:
@@ -111,8 +122,15 @@ async def bring_back_as_run(
     validation = RunValidation(gates, record, out.events.append)
     await validation.begin(workspace)
     try:
-        with recording(record):
-            out.result = await apply_changes(changes, workspace, can_branch=can_branch, keep=keep)
+        with atomic():
+            with recording(record):
+                out.result = await apply_changes(
+                    changes, workspace, can_branch=can_branch, keep=keep
+                )
+            if capture is not None:
+                await capture.flush()
+            if out.result.applied and on_applied is not None:
+                await on_applied(out)
         if out.result.applied:
             out.verdict = await _judge(validation, gates, workspace, out.events)
     finally:

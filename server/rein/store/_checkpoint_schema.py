@@ -13,7 +13,7 @@ from rein.store._sqlite_open import open_database
 
 __all__ = ["CHECKPOINT_SCHEMA_VERSION", "LIVE_BLOBS", "compress", "connect", "decompress"]
 
-CHECKPOINT_SCHEMA_VERSION = 1
+CHECKPOINT_SCHEMA_VERSION = 2
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -76,6 +76,14 @@ _MIGRATIONS: dict[int, str] = {
             status TEXT NOT NULL,
             PRIMARY KEY (session_id, run_id, path, hunk)
         );
+    """,
+    # Each version's permission bits and symbolic link (rein.checkpoints.file_meta);
+    # NULL in the rows of version 1: not known.
+    2: """
+        ALTER TABLE file_versions ADD COLUMN before_mode INTEGER;
+        ALTER TABLE file_versions ADD COLUMN before_link TEXT;
+        ALTER TABLE file_versions ADD COLUMN after_mode INTEGER;
+        ALTER TABLE file_versions ADD COLUMN after_link TEXT;
     """,
 }
 

@@ -60,9 +60,11 @@ __all__ = ["CHECKPOINT_SCHEMA_VERSION", "SqliteCheckpointStore"]
 T = TypeVar("T")
 
 
-def _version(state: str, blob: str | None, reason: str) -> FileVersion:
+def _version(
+    state: str, blob: str | None, reason: str, mode: int | None, link: str | None
+) -> FileVersion:
     return FileVersion.from_json(
-        {"state": state, **({"blob": blob} if blob else {}), "reason": reason}
+        {"state": state, "blob": blob or None, "reason": reason, "mode": mode, "link": link}
     )
 
 
@@ -158,8 +160,9 @@ class SqliteCheckpointStore(DatabaseStore):
             )
             self._db.executemany(
                 "INSERT INTO file_versions (change, idx, path, before_state, before_blob, "
-                "before_reason, after_state, after_blob, after_reason, renamed_from) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "before_reason, after_state, after_blob, after_reason, renamed_from, "
+                "before_mode, before_link, after_mode, after_link) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         cursor.lastrowid,
@@ -172,6 +175,10 @@ class SqliteCheckpointStore(DatabaseStore):
                         f.after.blob,
                         f.after.reason,
                         f.renamed_from,
+                        f.before.mode,
+                        f.before.link,
+                        f.after.mode,
+                        f.after.link,
                     )
                     for i, f in enumerate(change.files)
                 ],
@@ -256,7 +263,8 @@ class SqliteCheckpointStore(DatabaseStore):
             rows = self._db.execute(
                 "SELECT c.id, r.session_id, r.run_id, c.turn, c.generation, c.origin, c.at, "
                 "f.path, f.before_state, f.before_blob, f.before_reason, f.after_state, "
-                "f.after_blob, f.after_reason, f.renamed_from "
+                "f.after_blob, f.after_reason, f.renamed_from, "
+                "f.before_mode, f.before_link, f.after_mode, f.after_link "
                 "FROM changes c JOIN runs r ON r.id = c.run "
                 "JOIN file_versions f ON f.change = c.id "
                 f"WHERE {where} ORDER BY c.generation, c.at, c.id, f.idx",
@@ -268,8 +276,8 @@ class SqliteCheckpointStore(DatabaseStore):
                 files.append(
                     FileChange(
                         row[7],
-                        _version(row[8], row[9], row[10]),
-                        _version(row[11], row[12], row[13]),
+                        _version(row[8], row[9], row[10], row[15], row[16]),
+                        _version(row[11], row[12], row[13], row[17], row[18]),
                         row[14],
                     )
                 )
