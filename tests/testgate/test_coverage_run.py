@@ -103,6 +103,13 @@ async def test_a_recording_run_traces_only_the_tests_no_record_has(tmp_path: Pat
         second = await verdict(gate, workspace, "mod.py")
         tree = gate.runs.trees["now"].root  # the gate's own files are named after it
         record = read_coverage(tree.parent / f"{tree.name}.coverage.json")
+        workspace.buffers["mod.py"] = (MOD, 3)  # the repair
+        gate.on_validated(2)
+        # test_old's tests as the first record lists them, test_nb's record
+        # the second's: coverage decides both, and nothing records.
+        await changed(gate, workspace, "mod.py", MOD.replace("x * 2", "x * 4"))
+        third = await verdict(gate, workspace, "mod.py")
+        third_phases = dict(gate.timings)
     finally:
         await gate.close()
 
@@ -114,14 +121,19 @@ async def test_a_recording_run_traces_only_the_tests_no_record_has(tmp_path: Pat
     assert "selected by coverage: 1 tests" in second.detail
     assert "by imports: 1 tests" in second.detail
     assert second.detail.startswith("0 of 2 tests passed"), second.detail
-    # Only the test with no record ran under the tracer; every test of the
-    # run's files is still listed.
+    # Only the test with no record ran under the tracer, and only the file
+    # no record listed the tests of was collected whole (the new record
+    # lists its tests; test_old.py's are the first record's).
     assert record is not None
     assert set(record.tests) == {"tests/test_new.py::test_nb"}
-    assert record.collected["tests/test_old.py"] == (
+    assert record.collected == {"tests/test_new.py": ("tests/test_new.py::test_nb",)}
+    assert sorted(b.message.split(" failed")[0] for b in third.blockers) == [
+        "tests/test_new.py::test_nb",
         "tests/test_old.py::test_b",
-        "tests/test_old.py::test_o",
-    )
+    ]
+    assert "selected by coverage: 2 tests ran a changed function (mod.py:_b)" in third.detail
+    assert "by imports: 0 tests" in third.detail, third.detail
+    assert "first_record" not in third_phases
 
 
 async def test_a_record_superseded_while_a_seed_was_in_is_used_again_once_it_is_undone(

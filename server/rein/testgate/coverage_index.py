@@ -137,6 +137,9 @@ class CoverageChoice:
     #: The tests of the test files that have such a record: a run that
     #: records runs them untraced (:mod:`rein.testgate.recorder`).
     recorded: frozenset[str] = frozenset()
+    #: The test files whose tests a valid snapshot lists: a run that
+    #: records need not collect them whole.
+    listed: frozenset[str] = frozenset()
 
 
 class CoverageIndex:
@@ -317,7 +320,9 @@ class CoverageIndex:
                 # valid one's code, which did not see it run outside them.
                 choice.undecided[path] = void[path][0]
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
-        choice.recorded, choice.all_recorded = _recorded(test_files, [s for s, _ in valid])
+        choice.recorded, choice.all_recorded, choice.listed = _recorded(
+            test_files, [s for s, _ in valid]
+        )
         if not choice.undecided:
             for test_file in test_files:
                 self._pick(test_file, valid, changed, disk_text, choice, test_file in doctests)
@@ -482,22 +487,25 @@ def _read_changed(
 
 def _recorded(
     test_files: Sequence[str], snapshots: Sequence[Snapshot]
-) -> tuple[frozenset[str], bool]:
-    """The tests of ``test_files`` recorded in one of ``snapshots``, and
-    whether that is every test of them (each file's tests known)."""
+) -> tuple[frozenset[str], bool, frozenset[str]]:
+    """The tests of ``test_files`` recorded in one of ``snapshots``,
+    whether that is every test of them (each file's tests known), and the
+    files whose tests one of them lists."""
     recorded: set[str] = set()
+    listed: set[str] = set()
     every = True
     for test_file in test_files:
         ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), None)
         if ids is None:
             every = False
             continue
+        listed.add(test_file)
         for node in ids:
             if any(node in s.tests for s in snapshots):
                 recorded.add(node)
             else:
                 every = False
-    return frozenset(recorded), every
+    return frozenset(recorded), every, frozenset(listed)
 
 
 def _not_decidable(path: str, before: str | None, now: str | None) -> str | None:
