@@ -322,3 +322,24 @@ def test_a_record_void_for_what_ran_outside_the_tests_records_no_test() -> None:
     choice = index.choose({}, [T], disk.get)
     assert choice.recorded == frozenset()
     assert not choice.all_recorded
+
+
+def test_an_older_record_kept_for_an_undone_change_decides_only_what_it_knows() -> None:
+    # A newer run recorded g, run outside the tests, with other code (a
+    # seed since undone): the older record is kept (it is good again once
+    # the newer is void). It has g in no test's way: a change of g is
+    # still not decided by it, since the newer saw g run outside the tests.
+    index = index_of(raw(f=[("mod.py", 6)]))
+    newer = raw(f=[("mod.py", 6)], shared_g=[])
+    index.add(newer, {"mod.py": MOD.replace("x * 2", "x * 9"), T: TESTS}.get)
+    assert len(index) == 2
+    assert (
+        "g ran outside the tests"
+        in choose(index, MOD.replace("x * 2", "x * 3")).undecided["mod.py"]
+    )
+    # A change elsewhere is decided by the older record.
+    assert choose(index, MOD.replace("x + 1", "x + 2")).selected == {T: [f"{T}::test_f"]}
+    # Recorded again with the same code: the oldest goes (the one with
+    # g at x * 9 stays, for g may be so again).
+    index.add(newer, {"mod.py": MOD, T: TESTS}.get)
+    assert len(index) == 2

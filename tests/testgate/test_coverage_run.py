@@ -103,6 +103,13 @@ async def test_a_recording_run_traces_only_the_tests_no_record_has(tmp_path: Pat
         second = await verdict(gate, workspace, "mod.py")
         tree = gate.runs.trees["now"].root  # the gate's own files are named after it
         record = read_coverage(tree.parent / f"{tree.name}.coverage.json")
+        workspace.buffers["mod.py"] = (MOD, 3)  # the repair
+        gate.on_validated(2)
+        # test_old's tests as the first record lists them, test_nb's record
+        # the second's: coverage decides both, and nothing records.
+        await changed(gate, workspace, "mod.py", MOD.replace("x * 2", "x * 4"))
+        third = await verdict(gate, workspace, "mod.py")
+        third_phases = dict(gate.timings)
     finally:
         await gate.close()
 
@@ -114,11 +121,63 @@ async def test_a_recording_run_traces_only_the_tests_no_record_has(tmp_path: Pat
     assert "selected by coverage: 1 tests" in second.detail
     assert "by imports: 1 tests" in second.detail
     assert second.detail.startswith("0 of 2 tests passed"), second.detail
-    # Only the test with no record ran under the tracer; every test of the
-    # run's files is still listed.
+    # Only the test with no record ran under the tracer, and only the file
+    # no record listed the tests of was collected whole (the new record
+    # lists its tests; test_old.py's are the first record's).
     assert record is not None
     assert set(record.tests) == {"tests/test_new.py::test_nb"}
-    assert record.collected["tests/test_old.py"] == (
+    assert record.collected == {"tests/test_new.py": ("tests/test_new.py::test_nb",)}
+    assert sorted(b.message.split(" failed")[0] for b in third.blockers) == [
+        "tests/test_new.py::test_nb",
         "tests/test_old.py::test_b",
-        "tests/test_old.py::test_o",
+    ]
+    assert "selected by coverage: 2 tests ran a changed function (mod.py:_b)" in third.detail
+    assert "by imports: 0 tests" in third.detail, third.detail
+    assert "first_record" not in third_phases
+
+
+async def test_a_record_superseded_while_a_seed_was_in_is_used_again_once_it_is_undone(
+    tmp_path: Path,
+) -> None:
+    # click: a seed in Path.__init__ (run at a test file's import) voided
+    # the record, and that verdict's run recorded every test again with the
+    # seed in; once the repair undid it, that newer record was void, and the
+    # older one, good again, had been dropped: six later verdicts by imports.
+    mod = (
+        "class Path:\n    def __init__(self, exists=False):\n        self.exists = exists\n\n\n"
+        "def f(x):\n    return x + 1\n\n\n"
+        "def g(x):\n    return x * 2\n"
     )
+    tests = (
+        "from mod import Path, f, g\n\nP = Path()\n\n\n"
+        "def test_p():\n    assert P.exists is False\n\n\n"
+        "def test_f():\n    assert f(1) == 2 and isinstance(P, Path)\n\n\n"
+        "def test_g():\n    assert g(2) == 4 and isinstance(P, Path)\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": mod, "tests/test_mod.py": tests})
+    workspace = FakeWorkspace({"mod.py": mod}, root=str(root))
+    gate = gate_for(root, launcher=KeptProcessLauncher())
+    details: list[str] = []
+    try:
+        for seeded in (
+            mod + "# a note\n",  # no code: the first record, of every test
+            mod.replace("self.exists = exists", "self.exists = not exists"),  # outside the tests
+            mod.replace("x * 2", "x * 3"),
+        ):
+            await changed(gate, workspace, "mod.py", seeded)
+            assert await gate.warm_ready(60)
+            outcome = await verdict(gate, workspace, "mod.py")
+            details.append(outcome.detail)
+            workspace.buffers["mod.py"] = (mod, 3)  # the repair
+            assert (await verdict(gate, workspace, "mod.py")).blockers == []
+            gate.on_validated(2)
+    finally:
+        await gate.close()
+
+    assert "not by coverage: no coverage record yet" in details[0]
+    assert "Path.__init__ ran outside the tests" in details[1]
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_mod.py::test_g"
+    ]
+    assert "selected by coverage: 1 tests ran a changed function (mod.py:g)" in details[2]
+    assert "by imports: 0 tests" in details[2], details[2]

@@ -46,19 +46,22 @@ lists every test of its test files: a test's record is the newest
 snapshot's that holds it.
 
 The index is the gate's memory: at most :data:`MAX_SNAPSHOTS` snapshots,
-a newer one replacing an older one's tests; the file models are kept by
-content hash while a snapshot uses them (and the newest 256 others).
+a newer one replacing an older one's tests, unless it was recorded with
+another skeleton, or another code of a function run outside the tests,
+than the older (a seed there, undone since: the older is good again when
+the newer is void). A void snapshot leaves a changed file to the import
+graph only when no valid one records it, or when a function it saw run
+outside its tests differs from a valid one's code that never did. The
+file models (:mod:`rein.testgate.file_model`) are kept by content hash
+while a snapshot uses them (and the newest 256 others).
 """
 
 from __future__ import annotations
 
-import ast
-import bisect
-import hashlib
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rein.testgate.file_model import MODULE, FileModel, digest, model_of
 from rein.testgate.recorder import RawCoverage
 
 __all__ = [
@@ -74,8 +77,6 @@ __all__ = [
 MAX_SNAPSHOTS = 8
 #: Models of texts no snapshot uses (the files' texts at recent verdicts) kept.
 MAX_SPARE_MODELS = 256
-#: The function a line outside every function maps to (the skeleton).
-MODULE = "<module>"
 
 Unit = tuple[str, str]  # (file, function's qualified name)
 
@@ -92,70 +93,6 @@ def read_files(raw: RawCoverage) -> set[str]:
     """The files whose text a record's tests read (their texts then are
     what the tests depend on)."""
     return {p for paths in raw.reads.values() for p in paths}
-
-
-@dataclass(frozen=True, slots=True)
-class FileModel:
-    """A module's text as the index compares it (see the module docstring)."""
-
-    sha: str
-    skeleton: str
-    #: Qualified name (``C.f``; ``f#2`` for a second ``f`` there) -> its hash.
-    functions: Mapping[str, str]
-    #: (first line with decorators, last line, qualified name), sorted.
-    spans: tuple[tuple[int, int, str], ...]
-
-    def function_at(self, line: int) -> str:
-        """The function holding ``line``, :data:`MODULE` for none (the
-        spans never overlap: a nested function is inside its outer one's)."""
-        at = bisect.bisect_right(self.spans, (line, sys.maxsize, "")) - 1
-        if at >= 0 and self.spans[at][0] <= line <= self.spans[at][1]:
-            return self.spans[at][2]
-        return MODULE
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def model_of(text: str) -> FileModel | None:
-    """``text``'s model; None when it does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    functions: dict[str, str] = {}
-    spans: list[tuple[int, int, str]] = []
-    skeleton: list[str] = []
-
-    def walk(body: Sequence[ast.stmt], prefix: str) -> list[str]:
-        parts: list[str] = []
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                name, again = prefix + node.name, 1
-                while name in functions:  # an overload, a property's setter
-                    again += 1
-                    name = f"{prefix}{node.name}#{again}"
-                decorators = node.decorator_list
-                node.decorator_list = []
-                functions[name] = _digest(ast.dump(node))
-                node.decorator_list = decorators
-                start = min([node.lineno, *(d.lineno for d in decorators)])
-                spans.append((start, node.end_lineno or node.lineno, name))
-                parts.append(f"def {name} {[ast.dump(d) for d in decorators]}")
-            elif isinstance(node, ast.ClassDef):
-                head = [ast.dump(x) for x in (*node.bases, *node.keywords, *node.decorator_list)]
-                inner = walk(node.body, f"{prefix}{node.name}.")
-                parts.append(f"class {node.name} {head} [{', '.join(inner)}]")
-            else:
-                parts.append(ast.dump(node))
-        return parts
-
-    try:
-        skeleton = walk(tree.body, "")
-    except RecursionError:
-        return None
-    return FileModel(_digest(text), _digest("\n".join(skeleton)), functions, tuple(sorted(spans)))
 
 
 @dataclass(slots=True)
@@ -200,6 +137,9 @@ class CoverageChoice:
     #: The tests of the test files that have such a record: a run that
     #: records runs them untraced (:mod:`rein.testgate.recorder`).
     recorded: frozenset[str] = frozenset()
+    #: The test files whose tests a valid snapshot lists: a run that
+    #: records need not collect them whole.
+    listed: frozenset[str] = frozenset()
 
 
 class CoverageIndex:
@@ -215,7 +155,7 @@ class CoverageIndex:
         return len(self._snapshots)
 
     def _model(self, text: str) -> FileModel | None:
-        sha = _digest(text)
+        sha = digest(text)
         if sha not in self._models:
             self._models[sha] = model_of(text)
         return self._models[sha]
@@ -289,21 +229,27 @@ class CoverageIndex:
         for node, paths in raw.reads.items():
             if node in tests:
                 texts = {path: text_of(path) for path in paths}
-                reads[node] = {p: None if t is None else _digest(t) for p, t in texts.items()}
+                reads[node] = {p: None if t is None else digest(t) for p, t in texts.items()}
         self._snapshots.append(
             Snapshot(self._order, files, tests, shared, collected, opaque, reads, imports)
         )
         self._trim()
 
     def _trim(self) -> None:
-        tests: set[str] = set()
-        files: set[str] = set()
+        """Drop the oldest snapshots past :attr:`max_snapshots`, and one
+        whose every test newer ones recorded again on the same ground
+        (:func:`_same_ground`): one recorded again while a module's
+        skeleton, or a function that ran outside the tests, was otherwise
+        (a seeded bug there) is kept, since once that change is undone
+        the newer is void and the older good again (click: a seed in
+        ``Path.__init__``, run at a test file's import)."""
         kept: list[Snapshot] = []
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
-            if kept and set(snap.tests) <= tests and set(snap.collected) <= files:
+            again = [n for n in kept if _same_ground(n, snap)]
+            tests = {t for n in again for t in n.tests}
+            files = {f for n in again for f in n.collected}
+            if again and set(snap.tests) <= tests and set(snap.collected) <= files:
                 continue  # every test of it recorded again since
-            tests |= set(snap.tests)
-            files |= set(snap.collected)
             kept.append(snap)
         self._snapshots = sorted(kept[: self.max_snapshots], key=lambda s: s.order)
         self._prune(0)
@@ -337,32 +283,46 @@ class CoverageIndex:
                 choice.undecided[path] = why
         valid: list[tuple[Snapshot, set[Unit]]] = []
         skipped: list[str] = []
+        # Changed file -> why a void snapshot leaves it undecided, and what
+        # ran outside that snapshot's tests and changed.
+        void: dict[str, tuple[str, set[Unit]]] = {}
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
             differs = self._diff(snap, changed, disk_text)
             if isinstance(differs, tuple):
                 path, why = differs
                 if path in changed:
-                    choice.undecided.setdefault(path, why)
+                    void.setdefault(path, (why, set()))
                 skipped.append(why)
                 continue  # changed since the recording: this snapshot is not used
             outside = differs & snap.shared
             for path, name in sorted(outside):
                 if path in changed:
-                    choice.undecided.setdefault(
-                        path,
+                    why = (
                         f"{path}: {name} ran outside the tests (at import, or in a "
-                        "fixture of a wider scope)",
+                        "fixture of a wider scope)"
                     )
+                    void.setdefault(path, (why, set()))[1].update(outside)
             if outside:  # changed since the recording: not used
                 skipped.append(f"{sorted(outside)[0][1]} ran outside the tests")
             else:
                 valid.append((snap, differs))
+        shared = {unit for s, _ in valid for unit in s.shared}
+        differs = {unit for _, d in valid for unit in d}
         for path in changed:
-            if path not in choice.undecided and not any(path in s.files for s, _ in valid):
+            if path in choice.undecided:
+                continue
+            if not any(path in s.files for s, _ in valid):
                 since = f" ({skipped[0]} since the recording)" if skipped else ""
-                choice.undecided[path] = f"{path}: no valid coverage record of it{since}"
+                why = void.get(path, (f"{path}: no valid coverage record of it{since}",))[0]
+                choice.undecided[path] = why
+            elif path in void and (void[path][1] & differs) - shared:
+                # What ran outside a void snapshot's tests differs from a
+                # valid one's code, which did not see it run outside them.
+                choice.undecided[path] = void[path][0]
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
-        choice.recorded, choice.all_recorded = _recorded(test_files, [s for s, _ in valid])
+        choice.recorded, choice.all_recorded, choice.listed = _recorded(
+            test_files, [s for s, _ in valid]
+        )
         if not choice.undecided:
             for test_file in test_files:
                 self._pick(test_file, valid, changed, disk_text, choice, test_file in doctests)
@@ -475,6 +435,23 @@ class CoverageIndex:
         return differs
 
 
+def _same_ground(newer: Snapshot, older: Snapshot) -> bool:
+    """The files both recorded have the same skeletons in both, and the
+    same code for each function that ran outside either's tests: no
+    change undone makes ``older`` good again while ``newer`` is void for
+    it (a file only ``newer`` has may void it alone: ``older`` goes all
+    the same, as it always did)."""
+    for path, model in newer.files.items():
+        then = older.files.get(path)
+        if then is not None and then.skeleton != model.skeleton:
+            return False
+    for path, name in newer.shared | older.shared:
+        if path in newer.files and path in older.files:
+            if newer.files[path].functions.get(name) != older.files[path].functions.get(name):
+                return False
+    return True
+
+
 def _imported_elsewhere(
     test_file: str, files: Mapping[str, FileModel], text_of: Callable[[str], str | None]
 ) -> bool:
@@ -503,29 +480,32 @@ def _read_changed(
         if texts is None:
             text = disk_text(path)
             texts = (text, text)
-        if sha is None or any(t is None or _digest(t) != sha for t in texts):
+        if sha is None or any(t is None or digest(t) != sha for t in texts):
             return True
     return False
 
 
 def _recorded(
     test_files: Sequence[str], snapshots: Sequence[Snapshot]
-) -> tuple[frozenset[str], bool]:
-    """The tests of ``test_files`` recorded in one of ``snapshots``, and
-    whether that is every test of them (each file's tests known)."""
+) -> tuple[frozenset[str], bool, frozenset[str]]:
+    """The tests of ``test_files`` recorded in one of ``snapshots``,
+    whether that is every test of them (each file's tests known), and the
+    files whose tests one of them lists."""
     recorded: set[str] = set()
+    listed: set[str] = set()
     every = True
     for test_file in test_files:
         ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), None)
         if ids is None:
             every = False
             continue
+        listed.add(test_file)
         for node in ids:
             if any(node in s.tests for s in snapshots):
                 recorded.add(node)
             else:
                 every = False
-    return frozenset(recorded), every
+    return frozenset(recorded), every, frozenset(listed)
 
 
 def _not_decidable(path: str, before: str | None, now: str | None) -> str | None:

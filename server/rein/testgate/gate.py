@@ -308,6 +308,7 @@ class TestGate:
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         untraced: tuple[str, ...] = ()
+        whole: tuple[str, ...] | None = None
         note = ""
         # The whole suite (its selection cannot be computed): see Picker.
         record = targets is not None or self._picker.records_whole_suite()
@@ -316,7 +317,12 @@ class TestGate:
             # Off the loop, in the one thread that parses (never two at once).
             picked = await in_parse_thread(self._pick, selection, changed, overlay)
             self.timings["narrow"] = time.monotonic() - started
-            note, record, untraced = picked.note, picked.record, picked.untraced
+            note, record, untraced, whole = (
+                picked.note,
+                picked.record,
+                picked.untraced,
+                picked.whole,
+            )
             if picked.by_coverage and not picked.only:
                 return GateOutcome(detail=f"no test ran what the change changed; {note}")
             if picked.only is not None:
@@ -337,6 +343,7 @@ class TestGate:
                 only=only,
                 record=record,
                 untraced=untraced,
+                whole=whole,
                 note=note,
             )
         finally:
@@ -356,6 +363,7 @@ class TestGate:
         only: list[str] | None,
         record: bool,
         untraced: tuple[str, ...],
+        whole: tuple[str, ...] | None,
         note: str,
     ) -> GateOutcome:
         """The first run, its failing tests' re-run and baseline (with
@@ -370,6 +378,7 @@ class TestGate:
             only=only,
             record=record,
             untraced=untraced,
+            whole=whole,
             waves=waves,
         )
         ended = time.monotonic()

@@ -16,7 +16,8 @@ A run with a test chosen otherwise than by coverage
 adds its record (:meth:`Picker.record`) unless every test of its files
 already has one still good (no module-level change since), and traces only
 the tests that have none (:attr:`Picked.untraced`: the others run
-untraced in the same run); one chosen by
+untraced in the same run), collecting whole only the test files no valid
+record lists the tests of (:attr:`Picked.whole`); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
 3.11). Runs coverage cannot decide record twice, then one in four, until
 it decides again; of those, a run of (nearly) the whole suite, its files
@@ -59,6 +60,10 @@ class Picked:
     #: Of a run that records, the tests that have a record still good:
     #: they run untraced (only the others pay the tracer).
     untraced: tuple[str, ...] = ()
+    #: Of a run that records, the test files collected whole (every test
+    #: made into an item: the new record lists them): those no valid
+    #: record lists the tests of, or the run changed (None: all).
+    whole: tuple[str, ...] | None = None
 
 
 class Picker:
@@ -157,6 +162,7 @@ class Picker:
             # would cost the tracer and tell little more.
             whole = not isinstance(narrowed, Narrowed) and near_whole(selection)
             untraced = tuple(sorted(choice.recorded)) if choice is not None else ()
+            collect = _collect_whole(files, choice, texts)
             record = (
                 (choice is None or not choice.all_recorded)
                 and self._worth_recording()
@@ -183,6 +189,7 @@ class Picker:
                     f"({', '.join(narrowed.names[:8])}){also}; by imports, not by coverage: {why}",
                     record=record,
                     untraced=untraced,
+                    whole=collect,
                 )
             return Picked(
                 tuple(files),
@@ -237,7 +244,15 @@ class Picker:
         )
         files = tuple(f for f in selection.files if f in used)
         untraced = tuple(sorted(choice.recorded))
-        return Picked(files, only, note, by_coverage=True, record=bool(by_names), untraced=untraced)
+        return Picked(
+            files,
+            only,
+            note,
+            by_coverage=True,
+            record=bool(by_names),
+            untraced=untraced,
+            whole=_collect_whole(files, choice, texts),
+        )
 
 
 #: The share of a workspace's test files from which a run of them whole
@@ -251,6 +266,19 @@ def near_whole(selection: TestSelection) -> bool:
     """``selection``'s files are (nearly) every test file of the workspace."""
     total = selection.total_files
     return total > 0 and len(selection.files) >= WHOLE_SUITE_SHARE * total
+
+
+def _collect_whole(
+    files: Sequence[str], choice: CoverageChoice | None, texts: Texts
+) -> tuple[str, ...] | None:
+    """The test files of ``files`` a recording run collects whole: those
+    no valid record lists the tests of, and those the run changed (None:
+    all). more-itertools: collecting ``test_more.py`` whole, traced, made
+    a run by coverage that recorded one new test 0.5-0.8 s, against
+    0.15-0.2 s for one that did not record."""
+    if choice is None:
+        return None
+    return tuple(f for f in files if f not in choice.listed or f in texts)
 
 
 #: Why an opaque test runs whatever its record says.

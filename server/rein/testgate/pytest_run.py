@@ -36,7 +36,9 @@ pytest runs it, :mod:`rein.testgate.warm`):
   plugin's ``pytest_pycollect_makeitem``): its parametrization and its
   fixtures are never worked out (more-itertools's ``test_more.py``, 664
   tests: collecting it whole took 0.27 s of a 0.42 s run). A recorded run
-  makes them all, and deselects: its record lists every test of a file.
+  makes them all in the files no valid record lists the tests of (the
+  ``whole`` files, ``REIN_TESTS_COLLECT_ALL``), and deselects: its record
+  lists every test of those files, and only of those.
 * ``tmp_path``: pytest's temporary folders are made in the shadow's
   private folder (``PYTEST_DEBUG_TEMPROOT``, unless set: ``<the tree's
   name>.tmp`` there, which the tree is not), not in the
@@ -79,7 +81,8 @@ XDIST_FROM_FILES = 20
 PLUGIN = "rein_testgate_report"
 _REPORT_ENV = "REIN_TESTS_REPORT"
 _ONLY_ENV = "REIN_TESTS_ONLY"
-#: Every test of the files is made into an item, named or not (a recorded run).
+#: Every test of the files is made into an item, named or not (a recorded
+#: run): "1" for every file, else a file naming the test files so collected.
 _COLLECT_ALL_ENV = "REIN_TESTS_COLLECT_ALL"
 
 _PLUGIN_SOURCE = '''"""Written by Rein's tests gate: pytest's reports as JSON lines."""
@@ -173,12 +176,25 @@ def _wanted():
     return _state["wanted"]
 
 
+def _whole(file):
+    if "whole" not in _state:
+        name = os.environ.get("REIN_TESTS_COLLECT_ALL") or ""
+        whole = name == "1"
+        if name and not whole:
+            with open(name, encoding="utf-8") as names:
+                whole = {line for line in names.read().splitlines() if line}
+        _state["whole"] = whole
+    whole = _state["whole"]
+    return whole is True or (bool(whole) and file in whole)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector, name, obj):
     # A test or class no named test is or lies in is never made (its
     # parameters, its fixtures' closure): a file collects what it must,
-    # unless the run is recorded (the record lists all a file's tests).
-    if not _wanted() or os.environ.get("REIN_TESTS_COLLECT_ALL"):
+    # unless the run is recorded and no record lists the file's tests (a
+    # new record lists all of them).
+    if not _wanted() or _whole(collector.nodeid.split("::")[0]):
         return None
     node = collector.nodeid + "::" + name
     if node in _state["heads"]:
@@ -264,6 +280,7 @@ def pytest_command(
     warm: WarmClient | None = None,
     coverage: Path | None = None,
     untraced: Sequence[str] = (),
+    whole: Sequence[str] | None = None,
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini are the shadow's
@@ -272,7 +289,9 @@ def pytest_command(
     (or test files); ``warm``: run by the warm pytest process
     (:mod:`rein.testgate.warm`) through its client; ``coverage``: what
     each test ran is recorded there (:mod:`rein.testgate.recorder`), but
-    for the ``untraced`` tests'."""
+    for the ``untraced`` tests', and with ``only``, of ``targets`` only the
+    ``whole`` files (None: all) are collected whole, the others as
+    ``only`` names them (an earlier record lists their tests)."""
     plugin_dir = shadow.own("plugin")
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -284,7 +303,12 @@ def pytest_command(
     if coverage is not None:
         write_plugin(plugin_dir)
         argv += ["-p", COVERAGE_PLUGIN]
-        recorded = f"{COVERAGE_ENV}={shlex.quote(str(coverage))} {_COLLECT_ALL_ENV}=1 "
+        collect = "1"
+        if whole is not None and only is not None:
+            listed = shadow.own("whole.txt")
+            listed.write_text("".join(f"{name}\n" for name in whole), encoding="utf-8")
+            collect = shlex.quote(str(listed))
+        recorded = f"{COVERAGE_ENV}={shlex.quote(str(coverage))} {_COLLECT_ALL_ENV}={collect} "
         if untraced:
             names = shadow.own("untraced.txt")
             names.write_text("".join(f"{name}\n" for name in untraced), encoding="utf-8")

@@ -52,8 +52,10 @@ import; the index compares what it runs, the skeleton, whole):
 A run that records only some tests (``REIN_TESTS_UNTRACED``: a file of
 the node ids whose record is still good, :mod:`rein.testgate.picking`)
 runs the others with no tracer: they are in no ``tests`` entry, nor
-``opaque`` or ``reads`` (their earlier records say), but ``collected``
-still lists every test. What is shared is still seen: the collection is
+``opaque`` or ``reads`` (their earlier records say). ``collected`` lists
+every test of the files collected whole (``REIN_TESTS_COLLECT_ALL``: "1",
+all; else a file naming them: those no valid record lists the tests of),
+and no other file (only its named tests were made into items). What is shared is still seen: the collection is
 traced, a fixture of a wider scope one sets up or tears down is traced
 (its finalizers around the fixture's own), and a module
 one of them imports is imported traced (a finder first on
@@ -100,6 +102,8 @@ _STDLIB = sysconfig.get_paths()["stdlib"].rstrip(os.sep) + os.sep
 
 _OUT = os.environ.get("REIN_TESTS_COVERAGE")
 _UNTRACED_FILE = os.environ.get("REIN_TESTS_UNTRACED")
+#: "1": every test file collected whole; else a file naming those that are.
+_WHOLE_FILE = os.environ.get("REIN_TESTS_COLLECT_ALL") or "1"
 # Tests run untraced (their record is still good); [True] while one runs.
 _UNTRACED = set()
 _SKIPPING = [False]
@@ -112,6 +116,7 @@ _TEST_MODULES = set()
 _TESTS = {}
 _COLLECTED = {}
 _ON = []
+_WHOLE = []
 _OUTER = []
 _add = _SHARED.add
 # What a record cannot see: node id -> why; [why] outside the tests.
@@ -302,15 +307,26 @@ def pytest_collectreport(report):
     # A test file collected without error, even one with no test (a
     # helper named test_*.py): its tests are known to be none.
     node = report.nodeid
-    if _ON and report.passed and "::" not in node and node.endswith(".py"):
+    if _ON and report.passed and "::" not in node and node.endswith(".py") and _whole(node):
         _COLLECTED.setdefault(node, [])
+
+
+def _whole(file):
+    if not _WHOLE:
+        if _WHOLE_FILE == "1":
+            _WHOLE.append(True)
+        else:
+            with open(_WHOLE_FILE, encoding="utf-8") as names:
+                _WHOLE.append({line for line in names.read().splitlines() if line})
+    return _WHOLE[0] is True or file in _WHOLE[0]
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
     for item in items:
         file = item.nodeid.split("::")[0]
-        _COLLECTED.setdefault(file, []).append(item.nodeid)
+        if _whole(file):  # else only the named tests were made: not listed
+            _COLLECTED.setdefault(file, []).append(item.nodeid)
         if isinstance(item, pytest.Function):
             _TEST_MODULES.add(file)  # a test module, not a module's doctests
 

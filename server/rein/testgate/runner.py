@@ -136,6 +136,7 @@ async def run_tests(
     warm: WarmClient | None = None,
     record: bool = False,
     untraced: Sequence[str] = (),
+    whole: Sequence[str] | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -145,7 +146,8 @@ async def run_tests(
     ``only``: of what ``targets`` collect, pytest runs only these node ids
     (a custom command ignores it); ``warm``: pytest is run by the warm
     process (:mod:`rein.testgate.warm`); ``record``: what each test ran is
-    recorded (pytest without xdist only), but for the ``untraced`` tests'."""
+    recorded (pytest without xdist only), but for the ``untraced`` tests',
+    with only the ``whole`` files (None: all) collected whole."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -179,6 +181,7 @@ async def run_tests(
             warm=warm,
             coverage=coverage,
             untraced=untraced,
+            whole=whole,
         )
         who = "pytest"
     if report.exists() or report.is_symlink():

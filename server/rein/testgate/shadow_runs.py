@@ -155,13 +155,15 @@ class ShadowRuns:
         only: list[str] | None = None,
         record: bool = False,
         untraced: Sequence[str] = (),
+        whole: Sequence[str] | None = None,
         waves: Waves | None = None,
     ) -> tuple[TestRun, Shadow]:
         """One run (``name``, for :attr:`timings`: a name's runs add up) in
         the shadow tree ``tree``, brought up to date with ``overlay`` first;
         ``record``: what each test ran is kept for later verdicts
         (:mod:`rein.testgate.picking`), but for the ``untraced`` tests'
-        (their records are still good); ``waves``: each test failing in
+        (their records are still good), with only the ``whole`` files
+        collected whole (None: all); ``waves``: each test failing in
         its report as pytest writes it is handed to them
         (:mod:`rein.testgate.waves`)."""
         started = time.monotonic()
@@ -198,6 +200,7 @@ class ShadowRuns:
                 warm=warm,
                 record=record and not self.spec.custom,
                 untraced=untraced,
+                whole=whole,
             )
         finally:
             if watching is not None:
