@@ -193,10 +193,41 @@ def test_what_the_cap_left_unread_and_gits_own_pointers_are_never_planted(
     (ws / "p" / "out.txt").write_text("x")
     assert nested.planted() == []
     # A submodule's or a worktree's .git file, naming the root's own .git
-    # (read-only: git made it there), is not planted; one naming elsewhere is.
+    # (there at a start, read-only: git made it there), is not planted; one
+    # naming elsewhere is.
     (ws / ".git" / "modules" / "m").mkdir(parents=True)
+    assert nested.before() == (str(ws / "p" / "c" / ".git"),)
     (ws / "m").mkdir()
     (ws / "m" / ".git").write_text("gitdir: ../.git/modules/m\n")
     (ws / "x").mkdir()
     (ws / "x" / ".git").write_text("gitdir: ../p\n")
     assert nested.planted() == [str(ws / "x" / ".git")]
+
+
+async def test_a_git_file_naming_a_git_folder_the_command_made_at_the_root_is_planted(
+    tmp_path: Path,
+) -> None:
+    """A ``.git`` file naming the root's ``.git`` was never planted, even
+    when the command made that ``.git`` (the workspace had none): the
+    root's went aside, the pointer stayed, and a person putting the root's
+    back (``mv .git.rein-quarantine .git``) got the command's repository
+    in ``m/``, its ``core.fsmonitor`` run by their ``git status``."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    pwned = tmp_path / "PWNED"
+    settings = SandboxSettings(also=("gates",))
+    runner = SubprocessRunner(
+        str(ws), sandbox=OtherCommandsSandbox(str(ws), lambda: settings, "gates")
+    )
+    plant = (
+        "git init -q --bare .git/modules/m"
+        f" && git --git-dir=.git/modules/m config core.fsmonitor '{_fsmonitor(pwned)}'"
+        " && mkdir m && echo 'gitdir: ../.git/modules/m' > m/.git && echo done"
+    )
+    result = await runner.run(plant, timeout_s=60)
+    assert result.exit_code == 0, result.output
+    assert ".git (now .git.rein-quarantine)" in result.output
+    assert "m/.git (now m/.git.rein-quarantine)" in result.output
+    (ws / ".git.rein-quarantine").rename(ws / ".git")
+    _git(ws / "m", "status")
+    assert not pwned.exists()

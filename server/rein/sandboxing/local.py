@@ -24,7 +24,7 @@ from dataclasses import replace
 from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.caches import PNPM_VARIABLES, cache_environment, remove_if_unused, uses_pnpm
 from rein.sandboxing.failures import failure_note, unresolved_hosts
-from rein.sandboxing.nested_git import NestedRepositories
+from rein.sandboxing.nested_git import NestedRepositories, off_loop
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts, host_name
@@ -153,11 +153,31 @@ class BwrapSandbox:
         proxy = self._proxy()
         return replace(policy, proxy_socket=proxy.path if proxy is not None else None)
 
+    async def start(
+        self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()
+    ) -> list[str]:
+        """:meth:`wrap`, its look for the nested repositories in a worker
+        thread (:func:`~rein.sandboxing.nested_git.off_loop`): the event
+        loop answers meanwhile."""
+        nested = await off_loop(self._nested.before)
+        return self._wrapped(argv, cwd, writable, nested)
+
+    async def ended(self) -> str | None:
+        """:meth:`after_run`, its look in a worker thread."""
+        missing = self._take_missing()
+        return move_aside(self.root, [*missing, *await off_loop(self.planted)])
+
     def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
         """``writable``: more folders this command may write (Rein's own
-        scratch folders, :mod:`rein.sandboxing.others`)."""
+        scratch folders, :mod:`rein.sandboxing.others`). Blocks for the
+        look (seconds in a large workspace): on an event loop, :meth:`start`."""
+        return self._wrapped(argv, cwd, writable, self._nested.before())
+
+    def _wrapped(
+        self, argv: Sequence[str], cwd: str, writable: Sequence[str], nested: Sequence[str]
+    ) -> list[str]:
         program = sandbox_status(self.settings.bwrap).program or self.settings.bwrap
-        policy = self.policy(self._nested.before())
+        policy = self.policy(nested)
         if writable:
             policy = replace(policy, writable=(*policy.writable, *writable))
         self._missing.update(policy.missing)
@@ -223,9 +243,18 @@ class BwrapSandbox:
         return self._nested.planted()
 
     def after_run(self) -> str | None:
+        """After a command ended: what it made where a protected path was
+        missing, and the repositories it planted, moved aside; a note
+        saying so, else None. Blocks for the look: on an event loop,
+        :meth:`ended`."""
+        missing = self._take_missing()
+        return move_aside(self.root, [*missing, *self.planted()])
+
+    def _take_missing(self) -> list[str]:
+        """The protected paths missing at the starts since the last end."""
         missing = sorted(self._missing)
         self._missing.clear()
-        return move_aside(self.root, [*missing, *self.planted()])
+        return missing
 
 
 def move_aside(root: str, missing: Sequence[str], leave: str | None = None) -> str | None:

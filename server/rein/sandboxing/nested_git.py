@@ -26,7 +26,15 @@ look stops and logs it (such a workspace's deeper repositories go
 unwatched; one found there later, when a command has made room, counts
 as there before). A ``.git`` file naming a folder inside the root's own
 ``.git`` (a submodule's, a worktree's: git made it, and what it names is
-read-only) is never taken for planted.
+read-only) is never taken for planted, when that ``.git`` was there at a
+command's start (one a command made is moved aside, and so is what names
+it).
+
+The looks are slow in a large workspace (a first one reads every folder:
+seconds with tens of thousands), so a sandbox's commands await them in a
+worker thread (:func:`off_loop`: at most :data:`LOOK_THREADS` at once, in
+the whole process), never on the server's event loop; one sandbox's looks
+take turns (a lock: a tree is never looked at twice at once).
 """
 
 from __future__ import annotations
@@ -34,9 +42,24 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import threading
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
-__all__ = ["MAX_FOLDERS", "FolderTree", "NestedRepositories", "nested_git"]
+import anyio
+import anyio.to_thread
+
+__all__ = [
+    "LOOK_THREADS",
+    "MAX_FOLDERS",
+    "FolderTree",
+    "NestedRepositories",
+    "nested_git",
+    "off_loop",
+]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +70,20 @@ MAX_FOLDERS = 200_000
 #: again at the next look: a change in the same tick of the file system's
 #: clock would leave its time as it was.
 RECENT_NS = 2_000_000_000
+
+#: Worker threads looking at once, in the whole process (each look holds
+#: its sandbox's lock; more sandboxes' looks wait for a thread).
+LOOK_THREADS = 2
+_LOOKS = anyio.CapacityLimiter(LOOK_THREADS)
+
+
+async def off_loop(look: Callable[[], _T]) -> _T:
+    """``look()`` (a :class:`NestedRepositories` look, or what calls one) in a
+    worker thread: the event loop answers meanwhile. Cancelled (an abort),
+    the caller goes on at once; the look ends in its thread, under its lock,
+    as if it had been awaited (a start's look counts, an end's planted ones
+    are found again at the next end)."""
+    return await anyio.to_thread.run_sync(look, limiter=_LOOKS, abandon_on_cancel=True)
 
 
 class FolderTree:
@@ -181,34 +218,46 @@ class NestedRepositories:
     (the ones no command's start saw: a command made them). A repository
     the person makes between two commands is seen at the next start; one
     gone since is forgotten at the next end. Before any start nothing
-    counts as planted (nothing was seen to compare with)."""
+    counts as planted (nothing was seen to compare with). Both block (they
+    read the file system): a thread may call them, one at a time per
+    instance (they take turns)."""
 
     def __init__(self, root: str) -> None:
         self.root = root
         self._tree = FolderTree(root)
         self._known: set[str] = set()
         self._started = False
+        #: The root's own ``.git`` (resolved) when a start saw it a folder.
+        self._own: str | None = None
+        #: Held by a look: one at a time (the tree and ``_known`` are shared).
+        self._lock = threading.Lock()
 
     def before(self) -> tuple[str, ...]:
         """The nested repositories now (sorted), remembered as not planted."""
-        found = self._tree.look()
-        self._known |= found
-        self._started = True
-        return tuple(sorted(found))
+        with self._lock:
+            found = self._tree.look()
+            self._known |= found
+            self._started = True
+            own = os.path.join(self.root, ".git")
+            self._own = os.path.realpath(own) if os.path.isdir(own) else None
+            return tuple(sorted(found))
 
     def planted(self) -> list[str]:
         """The nested repositories now that no start saw (sorted)."""
-        if not self._started:
-            return []
-        found = self._tree.look()
-        self._known |= self._tree.late
-        planted = sorted(p for p in found - self._known if not self._names_roots_own(p))
-        self._known &= found
-        return planted
+        with self._lock:
+            if not self._started:
+                return []
+            found = self._tree.look()
+            self._known |= self._tree.late
+            planted = sorted(p for p in found - self._known if not self._names_roots_own(p))
+            self._known &= found
+            return planted
 
     def _names_roots_own(self, entry: str) -> bool:
         """``entry`` is a ``.git`` file naming a folder inside the root's
-        own ``.git`` (a submodule's or a worktree's)."""
+        own ``.git`` (a submodule's or a worktree's), which the last start
+        saw (not one a command made: that is moved aside, and what names it
+        is planted)."""
         try:
             with open(entry, encoding="utf-8", errors="replace") as handle:
                 first = handle.read(4096).partition("\n")[0]
@@ -218,4 +267,4 @@ class NestedRepositories:
             return False
         target = os.path.realpath(os.path.join(os.path.dirname(entry), first[7:].strip()))
         own = os.path.realpath(os.path.join(self.root, ".git"))
-        return os.path.isdir(own) and target.startswith(own + os.sep)
+        return own == self._own and os.path.isdir(own) and target.startswith(own + os.sep)

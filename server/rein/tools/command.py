@@ -258,7 +258,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
         argv = ["bash", "-c", command]
         # The sandbox's pid namespace ends whatever the command leaves; outside
         # it, a process in a session of its own (setsid) would outlive the run.
-        argv = sandbox.wrap(argv, cwd=cwd) if sandbox is not None else reaped(argv)
+        argv = await sandbox.start(argv, cwd=cwd) if sandbox is not None else reaped(argv)
         process = await anyio.open_process(
             dies_with_us(argv),
             cwd=cwd,
@@ -317,7 +317,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 result.content += "\n" + note
                 result.details["sandbox_note"] = True
         if sandbox is not None:
-            removed = sandbox.after_run()
+            removed = await sandbox.ended()
             if removed is not None:
                 result.content += "\n" + removed
                 result.details["sandbox_removed"] = True
