@@ -90,6 +90,11 @@ class BwrapSandbox:
         #: The git repositories below the workspace (read-only; one a
         #: command makes is moved aside).
         self._nested = NestedRepositories(root)
+        #: The folders outside the workspace a command was let write (its
+        #: temporary folder, the build caches, ``sandbox.writable``, scratch
+        #: folders): a link to a repository made there is planted.
+        #: (A tuple, replaced whole: a look in a worker thread reads it.)
+        self._wrote: tuple[str, ...] = ()
         #: The hosts of the setting and the session's start (reached as they are).
         self._configured = allowed_hosts([*self.settings.network, *hosts])
         self._hosts = self._configured
@@ -207,6 +212,7 @@ class BwrapSandbox:
                 if self._caches is None:
                     weakref.finalize(self, remove_if_unused, folder)
                     self._caches = folder
+        self._wrote = tuple(dict.fromkeys((*self._wrote, policy.temp_dir, *policy.writable)))
         return bwrap_argv(
             policy,
             argv,
@@ -239,8 +245,9 @@ class BwrapSandbox:
 
     def planted(self) -> list[str]:
         """The git repositories below the workspace that no command's
-        start saw (a command made them): to be moved aside."""
-        return self._nested.planted()
+        start saw (a command made them), and the links to one a command
+        made outside it: to be moved aside."""
+        return self._nested.planted(self._wrote)
 
     def after_run(self) -> str | None:
         """After a command ended: what it made where a protected path was

@@ -44,7 +44,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import anyio
@@ -106,6 +106,8 @@ class FolderTree:
         self._children: dict[str, list[str]] = {}
         #: The ``.git`` entries found (absolute paths).
         self._git: set[str] = set()
+        #: folder -> the symbolic links in it (but a ``.git``), as last read.
+        self._links: dict[str, tuple[str, ...]] = {}
         self._full_logged = False
 
     def look(self) -> frozenset[str]:
@@ -129,6 +131,11 @@ class FolderTree:
                     self._read_again(folder, st)
         return frozenset(self._git)
 
+    def links(self) -> set[str]:
+        """The symbolic links below the root (but ``.git`` ones) as the last
+        look saw them."""
+        return {link for links in self._links.values() for link in links}
+
     def _entries(self, folder: str, st: os.stat_result) -> list[str] | None:
         """Read ``folder`` (stat'ed as ``st`` before): its child folders,
         its ``.git`` noted. None: it cannot be read."""
@@ -137,6 +144,7 @@ class FolderTree:
         except OSError:
             return None
         folders: list[str] = []
+        links: list[str] = []
         git = os.path.join(folder, ".git")
         self._git.discard(git)
         with entries:
@@ -148,11 +156,14 @@ class FolderTree:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         folders.append(entry.path)
+                    elif entry.is_symlink():
+                        links.append(entry.path)
                 except OSError:
                     continue
         recent = time.time_ns() - st.st_ctime_ns < RECENT_NS
         self._seen[folder] = (-1 if recent else st.st_ctime_ns, st.st_ino)
         self._children[folder] = folders
+        self._links[folder] = tuple(links)
         return folders
 
     def _read_new(self, top: str) -> None:
@@ -203,6 +214,7 @@ class FolderTree:
         while pending:
             here = pending.pop()
             self._seen.pop(here, None)
+            self._links.pop(here, None)
             self._git.discard(os.path.join(here, ".git"))
             pending.extend(self._children.pop(here, ()))
 
@@ -229,6 +241,8 @@ class NestedRepositories:
         self._started = False
         #: The root's own ``.git`` (resolved) when a start saw it a folder.
         self._own: str | None = None
+        #: The symbolic links a start saw (the person's, as far as anyone can tell).
+        self._known_links: set[str] = set()
         #: Held by a look: one at a time (the tree and ``_known`` are shared).
         self._lock = threading.Lock()
 
@@ -237,21 +251,50 @@ class NestedRepositories:
         with self._lock:
             found = self._tree.look()
             self._known |= found
+            self._known_links |= self._tree.links()
             self._started = True
             own = os.path.join(self.root, ".git")
             self._own = os.path.realpath(own) if os.path.isdir(own) else None
             return tuple(sorted(found))
 
-    def planted(self) -> list[str]:
-        """The nested repositories now that no start saw (sorted)."""
+    def planted(self, writable: Sequence[str] = ()) -> list[str]:
+        """The nested repositories now that no start saw (sorted), and the
+        symbolic links no start saw that lead to a folder outside the root
+        whose repository (the nearest ``.git`` at or above it, as git finds
+        it) lies in one of the folders outside the root that the commands
+        may write (``writable``: the sandbox's temporary folder, the build
+        caches, ...): git, started in such a link (the person's ``git
+        status`` in it, the editor showing a file below it), runs that
+        repository's config."""
         with self._lock:
             if not self._started:
                 return []
             found = self._tree.look()
             self._known |= self._tree.late
-            planted = sorted(p for p in found - self._known if not self._names_roots_own(p))
+            planted = [p for p in found - self._known if not self._names_roots_own(p)]
             self._known &= found
-            return planted
+            links = self._tree.links()
+            outside = [os.path.realpath(w) for w in writable]
+            planted += [p for p in links - self._known_links if self._leads_out(p, outside)]
+            self._known_links &= links
+            return sorted(planted)
+
+    def _leads_out(self, link: str, writable: Sequence[str]) -> bool:
+        """``link`` leads to a folder outside the root whose nearest
+        ``.git`` lies in one of the folders ``writable`` (resolved)."""
+        if not os.path.isdir(link):
+            return False
+        here = os.path.realpath(link)
+        root = os.path.realpath(self.root)
+        if here == root or here.startswith(root + os.sep):
+            return False  # its repositories are looked for where they are
+        while True:
+            if os.path.lexists(os.path.join(here, ".git")):
+                return any(here == w or here.startswith(w + os.sep) for w in writable)
+            parent = os.path.dirname(here)
+            if parent == here:
+                return False
+            here = parent
 
     def _names_roots_own(self, entry: str) -> bool:
         """``entry`` is a ``.git`` file naming a folder inside the root's
