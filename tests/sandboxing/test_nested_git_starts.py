@@ -17,11 +17,15 @@ import anyio
 import anyio.to_thread
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.harness.tools import ToolEnvironment
 from rein.process.runner import SubprocessRunner
 from rein.sandboxing import BwrapSandbox, SandboxSettings
 from rein.sandboxing.nested_git import FolderTree, NestedRepositories
 from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status
+from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings
+from tests.fakes.tools import ToolCallRecorder
 
 
 @pytest.fixture(autouse=True)
@@ -175,3 +179,47 @@ async def test_a_settings_change_while_a_gates_command_runs_does_not_lose_its_pl
     assert "done" in outcome[0]
     assert "sub/.git (now sub/.git.rein-quarantine)" in outcome[0]
     assert not (ws / "sub" / ".git").exists()
+
+
+async def test_a_cancelled_gates_command_still_has_its_plant_moved_aside(tmp_path: Path) -> None:
+    # Review 16: the end was skipped when the run was cancelled (a newer
+    # edit's gate), and the next start took the plant for the person's.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "planted")
+    settings = SandboxSettings(also=("gates",))
+    runner = SubprocessRunner(
+        str(ws), sandbox=OtherCommandsSandbox(str(ws), lambda: settings, "gates")
+    )
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(runner.run, "git init -q sub && echo yes > planted && sleep 60")
+            with anyio.fail_after(30):
+                read = await anyio.to_thread.run_sync(
+                    _fifo_read, ws / "planted", abandon_on_cancel=True
+                )
+            assert read == "yes\n"
+            scope.cancel()
+    assert scope.cancelled_caught
+    assert not (ws / "sub" / ".git").exists() and (ws / "sub" / ".git.rein-quarantine").is_dir()
+
+
+async def test_an_aborted_run_command_still_has_its_plant_moved_aside(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = ToolEnvironment(
+        workspace=DiskWorkspace(ws),
+        settings=ToolSettings(approval=ApprovalSettings.model_validate({"command": "sandboxed"})),
+        sandbox=BwrapSandbox(str(ws), SandboxSettings()),
+    )
+    printed = anyio.Event()
+    calls = ToolCallRecorder(env, on_update=lambda text, kind: printed.set())
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tasks:
+            command = "git init -q sub && echo planted && sleep 60"
+            tasks.start_soon(lambda: calls.run(RunCommandTool(), command=command))
+            with anyio.fail_after(30):
+                await printed.wait()
+            scope.cancel()
+    assert scope.cancelled_caught
+    assert not (ws / "sub" / ".git").exists() and (ws / "sub" / ".git.rein-quarantine").is_dir()

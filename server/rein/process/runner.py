@@ -63,6 +63,7 @@ class SubprocessRunner:
             env=child_environment(cwd=self.root),
         )
         timed_out = False
+        ended: str | None = None
         try:
             with anyio.move_on_after(timeout_s) as scope:
                 assert process.stdout is not None
@@ -75,10 +76,14 @@ class SubprocessRunner:
         finally:
             with anyio.CancelScope(shield=True):
                 await kill_process_group(process, grace_s=2.0)
+                if start is not None:
+                    # Cancelled too (a newer edit's gate): what it planted
+                    # goes now, before another start takes it for there.
+                    ended = await start.ended()
         code = process.returncode if process.returncode is not None else -1
         output = buffer.text()
         if start is not None:
-            notes = [await start.ended()]
+            notes = [ended]
             if code != 0 and not timed_out:
                 notes.append(start.failure_note(output))
             for note in notes:

@@ -273,6 +273,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
             ),
         )
         timed_out = leftovers = yielded = False
+        removed: str | None = None
         try:
             with anyio.move_on_after(timeout) as scope:
                 pumped = anyio.Event()
@@ -302,6 +303,10 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 await kill_process_group(process, self.grace_s)
                 await process.aclose()
                 streamer.flush()
+                if sandbox is not None:
+                    # Aborted too: what it planted goes now, before the
+                    # next command's start takes it for there.
+                    removed = await sandbox.ended()
         elapsed = time.monotonic() - started
         result = self._result(command, process.returncode, output, timed_out, timeout, elapsed)
         if yielded:
@@ -316,11 +321,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
             if note is not None:
                 result.content += "\n" + note
                 result.details["sandbox_note"] = True
-        if sandbox is not None:
-            removed = await sandbox.ended()
-            if removed is not None:
-                result.content += "\n" + removed
-                result.details["sandbox_removed"] = True
+        if removed is not None:
+            result.content += "\n" + removed
+            result.details["sandbox_removed"] = True
         return result
 
     async def _run_elsewhere(
