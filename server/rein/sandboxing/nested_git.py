@@ -28,7 +28,10 @@ as there before). A ``.git`` file naming a folder inside the root's own
 ``.git`` (a submodule's, a worktree's: git made it, and what it names is
 read-only) is never taken for planted, when that ``.git`` was there at a
 command's start (one a command made is moved aside, and so is what names
-it).
+it). A symbolic link no start saw that leads out of the root to a folder
+whose repository lies where the commands may write (their temporary
+folder, the build caches) counts as planted too: git, started in the
+link, resolves it and runs that repository's config.
 
 The looks are slow in a large workspace (a first one reads every folder:
 seconds with tens of thousands), so a sandbox's commands await them in a
