@@ -223,3 +223,43 @@ async def test_an_aborted_run_command_still_has_its_plant_moved_aside(tmp_path: 
             scope.cancel()
     assert scope.cancelled_caught
     assert not (ws / "sub" / ".git").exists() and (ws / "sub" / ".git.rein-quarantine").is_dir()
+
+
+async def test_a_plant_another_command_of_the_sandbox_sees_at_its_start_is_still_planted(
+    tmp_path: Path,
+) -> None:
+    # Review 16: the gates' sandbox is one per workspace and settings (two
+    # sessions' gates share it). A planted while B started: B's start took
+    # A's repository for one that was there, and no end moved it aside.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "planted")
+    os.mkfifo(ws / "go")
+    settings = SandboxSettings(also=("gates",))
+    runner = SubprocessRunner(
+        str(ws), sandbox=OtherCommandsSandbox(str(ws), lambda: settings, "gates")
+    )
+    outputs: list[str] = []
+
+    async def plant() -> None:
+        command = "git init -q sub && echo yes > planted && read x < go && echo done"
+        outputs.append((await runner.run(command, timeout_s=60)).output)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(plant)
+        with anyio.fail_after(30):
+            read = await anyio.to_thread.run_sync(
+                _fifo_read, ws / "planted", abandon_on_cancel=True
+            )
+            assert read == "yes\n"
+            other = await runner.run("echo other", timeout_s=60)
+            await anyio.to_thread.run_sync(_fifo_write, ws / "go", "x\n", abandon_on_cancel=True)
+    said = other.output + outputs[0]
+    assert "done" in outputs[0] and "sub/.git (now sub/.git.rein-quarantine)" in said
+    assert not (ws / "sub" / ".git").exists()
+    # Between commands, the person's repository is theirs again.
+    (ws / "mine").mkdir()
+    with anyio.fail_after(30):
+        await anyio.run_process(["git", "init", "-q", str(ws / "mine")])
+    assert "moved it aside" not in (await runner.run("true", timeout_s=60)).output
+    assert (ws / "mine" / ".git").is_dir()

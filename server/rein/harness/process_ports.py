@@ -156,7 +156,12 @@ class ProcessSandbox(Protocol):
     where that process is started: ``rein.sandboxing.others``."""
 
     async def start(
-        self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
     ) -> SandboxedStart:
         """``argv`` as it is to be started in ``cwd`` (:attr:`SandboxedStart.argv`):
         inside the sandbox when ``sandbox.also`` names this kind and the
@@ -164,7 +169,9 @@ class ProcessSandbox(Protocol):
         once); what the sandbox looks at first (the workspace's nested git
         repositories) is looked at off the event loop. ``writable``: scratch
         folders of Rein's in the machine's temporary folder this command
-        may also write (the tests gate's shadow tree)."""
+        may also write (the tests gate's shadow tree). ``ends``: its
+        :meth:`SandboxedStart.ended` will be called when it ends (False: a
+        kept process, a hook, an MCP server, not watched)."""
         ...
 
 

@@ -105,7 +105,7 @@ class McpConnection:
 
         argv = [spec.command or "", *spec.args]
         if self.sandbox is not None:
-            argv = (await self.sandbox.start(argv, cwd=spec.cwd or os.getcwd())).argv
+            argv = (await self.sandbox.start(argv, cwd=spec.cwd or os.getcwd(), ends=False)).argv
         argv = dies_with_us(argv)
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         params = StdioServerParameters(

@@ -25,7 +25,12 @@ class KeptSandbox(Protocol):
         ...
 
     async def start(
-        self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
     ) -> SandboxedStart:
         """``argv`` started in that sandbox (unchanged without one), its
         look off the event loop."""
@@ -53,7 +58,7 @@ class KeptProcessLauncher:
         self, argv: Sequence[str], cwd: str, *, writable: Sequence[str] = ()
     ) -> asyncio.subprocess.Process:
         if self.sandbox is not None:
-            argv = (await self.sandbox.start(argv, cwd=cwd, writable=writable)).argv
+            argv = (await self.sandbox.start(argv, cwd=cwd, writable=writable, ends=False)).argv
         return await asyncio.create_subprocess_exec(
             *dies_with_us(list(argv)),
             cwd=cwd,

@@ -268,15 +268,21 @@ class SubprocessPreviewFactory:
             if wrapped != argv:
                 wrapper = _program(wrapped[0])
             argv = wrapped
-        process = await anyio.open_process(
-            dies_with_us(argv),
-            cwd=self.root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            process = await anyio.open_process(
+                dies_with_us(argv),
+                cwd=self.root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except BaseException:
+            if ended is not None:  # it never ran: its end is its start's
+                with anyio.CancelScope(shield=True):
+                    await ended.ended()
+            raise
         _LIVE.add(process.pid)
         log.info("preview started: pid %s: %s", process.pid, command)
         return SubprocessPreview(process, self.root, wrapper, ended)

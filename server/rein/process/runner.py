@@ -53,15 +53,21 @@ class SubprocessRunner:
             # Not sandboxed: what it leaves in a session of its own (setsid)
             # is ended with it, as the sandbox's pid namespace would.
             argv = reaped(argv)
-        process = await anyio.open_process(
-            dies_with_us(argv),
-            cwd=self.root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=child_environment(cwd=self.root),
-        )
+        try:
+            process = await anyio.open_process(
+                dies_with_us(argv),
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=child_environment(cwd=self.root),
+            )
+        except BaseException:
+            if start is not None:  # it never ran: its end is its start's
+                with anyio.CancelScope(shield=True):
+                    await start.ended()
+            raise
         timed_out = False
         ended: str | None = None
         try:

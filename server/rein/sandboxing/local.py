@@ -159,18 +159,32 @@ class BwrapSandbox:
         return replace(policy, proxy_socket=proxy.path if proxy is not None else None)
 
     async def start(
-        self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
     ) -> list[str]:
         """:meth:`wrap`, its look for the nested repositories in a worker
         thread (:func:`~rein.sandboxing.nested_git.off_loop`): the event
-        loop answers meanwhile."""
+        loop answers meanwhile. ``ends``: :meth:`ended` (or :meth:`done`
+        and :meth:`planted`) will be called when the command ends; until
+        then, what another start finds new is not taken for there."""
         nested = await off_loop(self._nested.before)
+        if ends:
+            self._nested.running()
         return self._wrapped(argv, cwd, writable, nested)
 
     async def ended(self) -> str | None:
         """:meth:`after_run`, its look in a worker thread."""
         missing = self._take_missing()
+        self.done()
         return move_aside(self.root, [*missing, *await off_loop(self.planted)])
+
+    def done(self) -> None:
+        """A command :meth:`start` ed with ``ends`` ended (before its look)."""
+        self._nested.ended()
 
     def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
         """``writable``: more folders this command may write (Rein's own

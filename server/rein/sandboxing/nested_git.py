@@ -246,15 +246,32 @@ class NestedRepositories:
         self._own: str | None = None
         #: The symbolic links a start saw (the person's, as far as anyone can tell).
         self._known_links: set[str] = set()
+        #: Commands started (:meth:`running`) and not ended (:meth:`ended`):
+        #: while one runs, what a start finds new may be its plant.
+        self._running = 0
         #: Held by a look: one at a time (the tree and ``_known`` are shared).
         self._lock = threading.Lock()
 
+    def running(self) -> None:
+        """A command whose end will be looked at (:meth:`planted`) started."""
+        with self._lock:
+            self._running += 1
+
+    def ended(self) -> None:
+        """Such a command ended (before its :meth:`planted`)."""
+        with self._lock:
+            self._running = max(0, self._running - 1)
+
     def before(self) -> tuple[str, ...]:
-        """The nested repositories now (sorted), remembered as not planted."""
+        """The nested repositories now (sorted), remembered as not planted,
+        but those new since the last look while another command runs (the
+        sandbox's commands may run at once: what one planted, another's
+        start must not take for there; it is planted at the next end)."""
         with self._lock:
             found = self._tree.look()
-            self._known |= found
-            self._known_links |= self._tree.links()
+            if not self._running:
+                self._known |= found
+                self._known_links |= self._tree.links()
             self._started = True
             own = os.path.join(self.root, ".git")
             self._own = os.path.realpath(own) if os.path.isdir(own) else None

@@ -150,6 +150,8 @@ class OtherStart:
     argv: list[str]
     sandbox: BwrapSandbox | None
     missing: list[str]
+    #: Ended already (a second end looks at nothing).
+    over: bool = False
 
     async def ended(self) -> str | None:
         """After the command ended: those of ``missing`` that exist now are
@@ -157,13 +159,19 @@ class OtherStart:
         below the workspace that no start in its sandbox saw
         (:mod:`rein.sandboxing.nested_git`; the look in a worker thread); a
         note saying so (and logged), else None."""
-        if self.sandbox is None:
+        if self.sandbox is None or self.over:
             return None
+        self.over = True
+        self.sandbox.done()
         return self._moved(await off_loop(self.sandbox.planted))
 
     def ended_now(self) -> str | None:
         """:meth:`ended`, blocking (where nothing else waits: a shutdown)."""
-        return None if self.sandbox is None else self._moved(self.sandbox.planted())
+        if self.sandbox is None or self.over:
+            return None
+        self.over = True
+        self.sandbox.done()
+        return self._moved(self.sandbox.planted())
 
     def _moved(self, planted: Sequence[str]) -> str | None:
         note = move_aside(self.root, [*self.missing, *planted], OTHER_LEAVE)
@@ -225,17 +233,24 @@ class OtherCommandsSandbox:
         return scratch
 
     async def start(
-        self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
     ) -> OtherStart:
         """One command's start: its command line (:meth:`wrap`, the look for
         the nested repositories in a worker thread) and what to do when it
         ends, in the same sandbox (:class:`OtherStart`), whatever the
-        settings are by then."""
+        settings are by then. ``ends``: its :meth:`OtherStart.ended` will
+        be called (not a kept process's, a hook's, an MCP server's)."""
         sandbox = self.sandbox()
         if sandbox is None:
             return OtherStart(self.kind, self.root, list(argv), None, [])
         missing = self._protected_missing()
-        wrapped = await sandbox.start(argv, cwd=cwd, writable=self._scratch(writable))
+        scratch = self._scratch(writable)
+        wrapped = await sandbox.start(argv, cwd=cwd, writable=scratch, ends=ends)
         return OtherStart(self.kind, self.root, wrapped, sandbox, missing)
 
     def _protected_missing(self) -> list[str]:

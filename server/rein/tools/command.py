@@ -259,19 +259,25 @@ class RunCommandTool(Tool[RunCommandArgs]):
         # The sandbox's pid namespace ends whatever the command leaves; outside
         # it, a process in a session of its own (setsid) would outlive the run.
         argv = await sandbox.start(argv, cwd=cwd) if sandbox is not None else reaped(argv)
-        process = await anyio.open_process(
-            dies_with_us(argv),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=child_environment(
-                {**_QUIET_ENV, **_temp_env(ctx)},
-                pass_env=settings_of(ctx).tools.pass_env,
+        try:
+            process = await anyio.open_process(
+                dies_with_us(argv),
                 cwd=cwd,
-            ),
-        )
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=child_environment(
+                    {**_QUIET_ENV, **_temp_env(ctx)},
+                    pass_env=settings_of(ctx).tools.pass_env,
+                    cwd=cwd,
+                ),
+            )
+        except BaseException:
+            if sandbox is not None:  # it never ran: its end is its start's
+                with anyio.CancelScope(shield=True):
+                    await sandbox.ended()
+            raise
         timed_out = leftovers = yielded = False
         removed: str | None = None
         try:
