@@ -8,7 +8,11 @@ the last one are protected or hidden too. A protected path that does not
 exist cannot be mounted over; what a command creates there (``git init``'s
 ``.git``, a ``.vscode/settings.json``) is moved aside when it ends
 (``<path>.rein-quarantine``), and the result says so
-(:meth:`BwrapSandbox.after_run`)."""
+(:meth:`BwrapSandbox.ended`). The looks for the git repositories below the
+root (:mod:`rein.sandboxing.nested_git`) that a command's start and end
+make run in a worker thread (:meth:`BwrapSandbox.start`,
+:meth:`BwrapSandbox.ended`); :meth:`BwrapSandbox.wrap` and
+:meth:`BwrapSandbox.after_run` block for them (the bench, tests)."""
 
 from __future__ import annotations
 
