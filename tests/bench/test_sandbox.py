@@ -26,5 +26,11 @@ def test_the_session_asks_only_for_what_leaves_the_sandbox() -> None:
 
 def test_the_bookkeeping_is_timed_per_workspace_size() -> None:
     rows = bench_walks(sizes=(0, 40), samples=2, settle_s=0)
-    assert [r["folders"] for r in rows] == [0, 40]
+    assert [(r["folders"], r["looks"]) for r in rows] == [
+        (0, "worker thread"),
+        (0, "event loop"),
+        (40, "worker thread"),
+        (40, "event loop"),
+    ]
     assert all(0 < r["p50_ms"] <= r["p95_ms"] and r["samples"] == 2 for r in rows)
+    assert all(r["first_ms"] > 0 and r["loop_stall_max_ms"] >= 0 for r in rows)

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 
 class FakeSandbox:
-    """``why_not`` None: it works, and ``wrap`` runs the command with
+    """``why_not`` None: it works, and ``start`` runs the command with
     ``FAKE_SANDBOX=1`` in its environment (so a test sees it was wrapped);
     ``note`` is the failure note it gives every failed command, ``removed``
-    the note of :meth:`after_run` after every wrapped command, ``temp`` its
+    the note of :meth:`ended` after every wrapped command, ``temp`` its
     temporary folder (``TMPDIR``)."""
 
     def __init__(
@@ -34,7 +34,7 @@ class FakeSandbox:
     def unavailable(self) -> str | None:
         return self.why_not
 
-    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+    async def start(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         self.wrapped.append(list(argv))
         return ["env", "FAKE_SANDBOX=1", *argv]
 
@@ -42,7 +42,7 @@ class FakeSandbox:
         self.outputs.append(output)
         return self.note
 
-    def after_run(self) -> str | None:
+    async def ended(self) -> str | None:
         return self.removed
 
     def temp_dir(self) -> str:

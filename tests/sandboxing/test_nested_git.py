@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from rein.process.runner import SubprocessRunner
@@ -193,10 +194,80 @@ def test_what_the_cap_left_unread_and_gits_own_pointers_are_never_planted(
     (ws / "p" / "out.txt").write_text("x")
     assert nested.planted() == []
     # A submodule's or a worktree's .git file, naming the root's own .git
-    # (read-only: git made it there), is not planted; one naming elsewhere is.
+    # (there at a start, read-only: git made it there), is not planted; one
+    # naming elsewhere is.
     (ws / ".git" / "modules" / "m").mkdir(parents=True)
+    assert nested.before() == (str(ws / "p" / "c" / ".git"),)
     (ws / "m").mkdir()
     (ws / "m" / ".git").write_text("gitdir: ../.git/modules/m\n")
     (ws / "x").mkdir()
     (ws / "x" / ".git").write_text("gitdir: ../p\n")
     assert nested.planted() == [str(ws / "x" / ".git")]
+
+
+async def test_a_git_file_naming_a_git_folder_the_command_made_at_the_root_is_planted(
+    tmp_path: Path,
+) -> None:
+    """A ``.git`` file naming the root's ``.git`` was never planted, even
+    when the command made that ``.git`` (the workspace had none): the
+    root's went aside, the pointer stayed, and a person putting the root's
+    back (``mv .git.rein-quarantine .git``) got the command's repository
+    in ``m/``, its ``core.fsmonitor`` run by their ``git status``."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    pwned = tmp_path / "PWNED"
+    settings = SandboxSettings(also=("gates",))
+    runner = SubprocessRunner(
+        str(ws), sandbox=OtherCommandsSandbox(str(ws), lambda: settings, "gates")
+    )
+    plant = (
+        "git init -q --bare .git/modules/m"
+        f" && git --git-dir=.git/modules/m config core.fsmonitor '{_fsmonitor(pwned)}'"
+        " && mkdir m && echo 'gitdir: ../.git/modules/m' > m/.git && echo done"
+    )
+    result = await runner.run(plant, timeout_s=60)
+    assert result.exit_code == 0, result.output
+    assert ".git (now .git.rein-quarantine)" in result.output
+    assert "m/.git (now m/.git.rein-quarantine)" in result.output
+    (ws / ".git.rein-quarantine").rename(ws / ".git")
+    _git(ws / "m", "status")
+    assert not pwned.exists()
+
+
+async def test_a_link_to_a_repository_the_command_made_outside_the_workspace_is_planted(
+    tmp_path: Path,
+) -> None:
+    """A command may write its temporary folder and the build caches
+    (outside the workspace; the caches outlive the session): a repository
+    made there, linked into the workspace by a folder of another name, is
+    the repository of ``git status`` in that folder (git resolves the
+    link) and of the editor showing a file below it. The person's own link
+    to a repository elsewhere stays."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    assert _git(theirs, "init", "-q").returncode == 0
+    (ws / "mine").symlink_to(theirs)
+    pwned = tmp_path / "PWNED"
+    sandbox = BwrapSandbox(str(ws), SandboxSettings())
+    plant = (
+        'for where in "$TMPDIR" "$PIP_CACHE_DIR"; do git init -q "$where/evil"'
+        f" && git -C \"$where/evil\" config core.fsmonitor '{_fsmonitor(pwned)}'; done"
+        ' && mkdir -p "$TMPDIR/evil/deep" && ln -s "$TMPDIR/evil/deep" a'
+        ' && ln -s "$PIP_CACHE_DIR/evil" b && ln -s "$TMPDIR" c && echo done'
+    )
+    argv = await sandbox.start(["bash", "-c", plant], cwd=str(ws))
+    with anyio.fail_after(60):
+        out = await anyio.run_process(argv, cwd=str(ws), check=False)
+    assert out.stdout.endswith(b"done\n"), out.stderr
+    note = await sandbox.ended()
+    assert note is not None
+    for name in ("a", "b"):
+        assert f"{name} (now {name}.rein-quarantine)" in note
+        assert not (ws / name).exists()
+        _git(ws, "-C", name, "status")
+    assert not pwned.exists()
+    # A link to the temporary folder itself leads to no repository: it stays;
+    # so does the person's link, there at the start.
+    assert (ws / "c").is_symlink() and (ws / "mine").is_symlink()

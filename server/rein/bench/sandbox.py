@@ -17,8 +17,11 @@
   workspace of 0, 3,000 and 30,000 folders (made two seconds before) (the policy, and the walks
   that find the git repositories below the root before the command and
   the ones it made after it, :mod:`rein.sandboxing.nested_git`): the
-  median milliseconds of ``wrap`` plus ``after_run``, beside the start
-  measured above.
+  milliseconds of a command's start and end (not run; the first look
+  and the median and 95th percentile of the later ones), beside the start
+  measured above, and the event loop's longest stall meanwhile, with the
+  looks in a worker thread (as the server does) and on the loop (as
+  before), against the stall of an idle loop in the same run.
 """
 
 from __future__ import annotations
@@ -218,27 +221,88 @@ def _folders(root: Path, count: int, settle_s: float) -> None:
     time.sleep(settle_s)
 
 
+#: How often the ticker that watches the event loop wakes (seconds).
+TICK_S = 0.001
+
+
+class _Ticker:
+    """A task that wakes every :data:`TICK_S`: the longest it waited past
+    that is how long the event loop answered nothing."""
+
+    def __init__(self) -> None:
+        self.stall = 0.0
+        self.done = anyio.Event()
+
+    async def run(self) -> None:
+        last = time.perf_counter()
+        while not self.done.is_set():
+            await anyio.sleep(TICK_S)
+            now = time.perf_counter()
+            self.stall = max(self.stall, now - last - TICK_S)
+            last = now
+
+
+async def _timed(sandbox: BwrapSandbox | None, ws: str, where: str) -> tuple[float, float]:
+    """One command's bookkeeping (its start and end, not run) and the event
+    loop's longest stall meanwhile: ``where`` "thread" as the server does it
+    (:meth:`BwrapSandbox.start`, :meth:`BwrapSandbox.ended`), "loop" the
+    blocking calls on the loop (as before review 16); no ``sandbox``: the
+    loop awaiting a worker thread that sleeps 50 ms (the floor)."""
+    ticker = _Ticker()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(ticker.run)
+        await anyio.sleep(2 * TICK_S)
+        started = time.perf_counter()
+        if sandbox is None:
+            await anyio.to_thread.run_sync(time.sleep, 0.05)
+        elif where == "thread":
+            await sandbox.start(["bash", "-c", "true"], cwd=ws)
+            await sandbox.ended()
+        elif where == "loop":
+            sandbox.wrap(["bash", "-c", "true"], cwd=ws)
+            sandbox.after_run()
+        took = time.perf_counter() - started
+        ticker.done.set()
+    return took, ticker.stall
+
+
 def bench_walks(
     sizes: tuple[int, ...] = WALK_SIZES, samples: int = 9, settle_s: float = RECENT_NS / 1e9
 ) -> list[dict[str, Any]]:
-    """``wrap`` plus ``after_run`` of one sandboxed command (not run) in
-    workspaces of ``sizes`` folders: a row each."""
-    rows: list[dict[str, Any]] = []
-    for size in sizes:
-        with tempfile.TemporaryDirectory() as ws:
-            _folders(Path(ws), size, settle_s)
-            sandbox = BwrapSandbox(ws)
-            if sandbox.unavailable() is not None:
-                return [{"folders": size, "unavailable": sandbox.unavailable()}]
-            times = []
-            for _ in range(samples + 1):
-                started = time.perf_counter()
-                sandbox.wrap(["bash", "-c", "true"], cwd=ws)
-                sandbox.after_run()
-                times.append(time.perf_counter() - started)
-            p50, p95 = _percentiles(times[1:])
-            rows.append({"folders": size, "samples": samples, "p50_ms": p50, "p95_ms": p95})
-    return rows
+    """One sandboxed command's bookkeeping (its start and end, not run) in
+    workspaces of ``sizes`` folders, as the server does it (the looks in a
+    worker thread) and on the event loop: a row each, with the first
+    look's time, the median and 95th percentile of the later ones, and the
+    event loop's longest stall (the floor: the loop awaiting an idle
+    thread, measured in the same run)."""
+
+    async def rows() -> list[dict[str, Any]]:
+        floor = max([(await _timed(None, "/", "idle"))[1] for _ in range(samples)])
+        found: list[dict[str, Any]] = []
+        for size in sizes:
+            for where in ("thread", "loop"):
+                with tempfile.TemporaryDirectory() as ws:
+                    _folders(Path(ws), size, settle_s)
+                    sandbox = BwrapSandbox(ws)
+                    if sandbox.unavailable() is not None:
+                        return [{"folders": size, "unavailable": sandbox.unavailable()}]
+                    timed = [await _timed(sandbox, ws, where) for _ in range(samples + 1)]
+                p50, p95 = _percentiles([t for t, _ in timed[1:]])
+                found.append(
+                    {
+                        "folders": size,
+                        "looks": "worker thread" if where == "thread" else "event loop",
+                        "samples": samples,
+                        "first_ms": round(timed[0][0] * 1000, 1),
+                        "p50_ms": p50,
+                        "p95_ms": p95,
+                        "loop_stall_max_ms": round(max(s for _, s in timed) * 1000, 1),
+                        "floor_stall_ms": round(floor * 1000, 1),
+                    }
+                )
+        return found
+
+    return anyio.run(rows)
 
 
 def bench_asks(commands: tuple[str, ...] = SESSION) -> list[dict[str, Any]]:

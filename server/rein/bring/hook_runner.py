@@ -74,7 +74,7 @@ async def run_hook(
     env = child_environment({"CLAUDE_PROJECT_DIR": str(root)}, pass_env=pass_env, cwd=root)
     argv = [shell, "-c", command]
     if sandbox is not None:
-        argv = sandbox.wrap(argv, cwd=str(root))
+        argv = (await sandbox.start(argv, cwd=str(root), ends=False)).argv
     if argv[:2] == [shell, "-c"]:
         # Not sandboxed: what it leaves in a session of its own (setsid) is
         # ended with it, as the sandbox's pid namespace would.

@@ -42,6 +42,7 @@ from rein.harness.process_ports import (
     PreviewProcess,
     PreviewProcessFactory,
     ProcessSandbox,
+    SandboxedStart,
 )
 
 __all__ = [
@@ -83,6 +84,7 @@ __all__ = [
     "ProcessSandbox",
     "ReleasingDiagnostics",
     "RememberScope",
+    "SandboxedStart",
     "SendingListener",
     "SettlingDiagnostics",
     "TextDelta",

@@ -20,6 +20,7 @@ __all__ = [
     "PreviewProcess",
     "PreviewProcessFactory",
     "ProcessSandbox",
+    "SandboxedStart",
 ]
 
 
@@ -81,9 +82,11 @@ class CommandSandbox(Protocol):
         (checked once, then remembered)."""
         ...
 
-    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+    async def start(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """The command line that runs ``argv`` in ``cwd`` inside the
-        sandbox. Only called when :meth:`unavailable` is None."""
+        sandbox (what it looks at first, the workspace's nested git
+        repositories, is looked at off the event loop). Only called when
+        :meth:`unavailable` is None."""
         ...
 
     def failure_note(self, output: str) -> str | None:
@@ -92,10 +95,11 @@ class CommandSandbox(Protocol):
         folders, a network call, the sandbox could not start), else None."""
         ...
 
-    def after_run(self) -> str | None:
+    async def ended(self) -> str | None:
         """After a sandboxed command ended: what it created where a
-        protected path was missing (``.git``, ``.vscode/settings.json``)
-        is moved aside; a note saying so, else None."""
+        protected path was missing (``.git``, ``.vscode/settings.json``),
+        and a git repository it made below the root, is moved aside (looked
+        for off the event loop); a note saying so, else None."""
         ...
 
     def temp_dir(self) -> str:
@@ -115,36 +119,59 @@ class CommandSandbox(Protocol):
         ...
 
 
+class SandboxedStart(Protocol):
+    """One command's start in a :class:`ProcessSandbox`: its command line
+    and its end, in the sandbox it started in (a settings change while it
+    runs changes the sandbox of the next commands, not of its end)."""
+
+    @property
+    def argv(self) -> list[str]:
+        """``argv`` as it is to be started: inside the sandbox, or unchanged."""
+        ...
+
+    async def ended(self) -> str | None:
+        """After the command ended: what it created where a protected path
+        was missing when it started (``.git``, ``.vscode/settings.json``,
+        ``.mcp.json``, ...), and a git repository it made below the root,
+        is moved aside (the sandbox cannot mount over a missing path); a
+        note saying so, else None."""
+        ...
+
+    def ended_now(self) -> str | None:
+        """:meth:`ended`, blocking the caller (a shutdown, where nothing
+        else waits)."""
+        ...
+
+    def failure_note(self, output: str) -> str | None:
+        """For the command, failed with ``output``: when it ran in the
+        sandbox and the sandbox may be why (a write outside the writable
+        folders, a network call), a note saying so and which settings open
+        it (the model cannot); else None."""
+        ...
+
+
 class ProcessSandbox(Protocol):
     """The OS sandbox around one kind of the other commands (the gates',
     the preview's, the installs', the hooks', the MCP stdio servers'), used
     where that process is started: ``rein.sandboxing.others``."""
 
-    def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
-        """``argv`` as it is to be started in ``cwd``: inside the sandbox
-        when ``sandbox.also`` names this kind and the sandbox works here,
-        else unchanged (the session's start said why, once). ``writable``:
-        scratch folders of Rein's in the machine's temporary folder this
-        command may also write (the tests gate's shadow tree)."""
-        ...
-
-    def protected_missing(self) -> list[str]:
-        """Taken before a command starts: the workspace's protected paths
-        (``.git``, ``.vscode/settings.json``, ``.mcp.json``, ...) that do not
-        exist, when the command runs sandboxed (else none)."""
-        ...
-
-    def move_aside(self, missing: Sequence[str]) -> str | None:
-        """After the command ended: those of ``missing`` it created are
-        moved aside (the sandbox cannot mount over a missing path); a note
-        saying so, else None."""
-        ...
-
-    def failure_note(self, output: str) -> str | None:
-        """For a command that failed with ``output``: when it ran in the
-        sandbox and the sandbox may be why (a write outside the writable
-        folders, a network call), a note saying so and which settings open
-        it (the model cannot); else None."""
+    async def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
+    ) -> SandboxedStart:
+        """``argv`` as it is to be started in ``cwd`` (:attr:`SandboxedStart.argv`):
+        inside the sandbox when ``sandbox.also`` names this kind and the
+        sandbox works here, else unchanged (the session's start said why,
+        once); what the sandbox looks at first (the workspace's nested git
+        repositories) is looked at off the event loop. ``writable``: scratch
+        folders of Rein's in the machine's temporary folder this command
+        may also write (the tests gate's shadow tree). ``ends``: its
+        :meth:`SandboxedStart.ended` will be called when it ends (False: a
+        kept process, a hook, an MCP server, not watched)."""
         ...
 
 

@@ -97,7 +97,7 @@ class McpConnection:
                 raise RuntimeError(f"{_describe(exc)}{note}") from exc
             raise
 
-    def _transport(self) -> Any:
+    async def _transport(self) -> Any:
         spec = self.spec
         if spec.transport == "http":
             return _http_transport(spec.url or "", dict(spec.headers))
@@ -105,7 +105,7 @@ class McpConnection:
 
         argv = [spec.command or "", *spec.args]
         if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, cwd=spec.cwd or os.getcwd())
+            argv = (await self.sandbox.start(argv, cwd=spec.cwd or os.getcwd(), ends=False)).argv
         argv = dies_with_us(argv)
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         params = StdioServerParameters(
@@ -120,7 +120,7 @@ class McpConnection:
     async def _run(self, ready: asyncio.Future[None]) -> None:
         try:
             async with AsyncExitStack() as stack:
-                read, write = (await stack.enter_async_context(self._transport()))[:2]
+                read, write = (await stack.enter_async_context(await self._transport()))[:2]
                 # The session reads through a relay that sees the output end.
                 relay, received = anyio.create_memory_object_stream[Any](0)
                 relays = await stack.enter_async_context(anyio.create_task_group())

@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Sequence
 from typing import Protocol
 
+from rein.harness.ports import SandboxedStart
 from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us
 
@@ -23,8 +24,16 @@ class KeptSandbox(Protocol):
         """The sandbox the gates' commands start in now (None: none)."""
         ...
 
-    def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
-        """``argv`` started in that sandbox (unchanged without one)."""
+    async def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
+    ) -> SandboxedStart:
+        """``argv`` started in that sandbox (unchanged without one), its
+        look off the event loop."""
         ...
 
 
@@ -49,7 +58,7 @@ class KeptProcessLauncher:
         self, argv: Sequence[str], cwd: str, *, writable: Sequence[str] = ()
     ) -> asyncio.subprocess.Process:
         if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, cwd=cwd, writable=writable)
+            argv = (await self.sandbox.start(argv, cwd=cwd, writable=writable, ends=False)).argv
         return await asyncio.create_subprocess_exec(
             *dies_with_us(list(argv)),
             cwd=cwd,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import logging
 import os
 import shutil
@@ -32,14 +31,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import Process
 
-from rein.harness.ports import ProcessSandbox
+from rein.harness.ports import ProcessSandbox, SandboxedStart
 from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us, group_alive, group_members, kill_process_group
 from rein.process.listening import listening_ports
@@ -123,11 +121,12 @@ class SubprocessPreview:
         process: Process,
         root: str | None = None,
         wrapper: str | None = None,
-        ended: Callable[[], object] | None = None,
+        ended: SandboxedStart | None = None,
     ) -> None:
         self._process = process
-        #: Called once when the program has ended (the sandbox moves aside
-        #: what it created where a protected path was missing).
+        #: Its start in the sandbox, ended once when the program has ended
+        #: (the sandbox moves aside what it created where a protected path
+        #: was missing, and a git repository it made).
         self._ended = ended
         self._root = os.path.realpath(root) if root is not None else None
         #: The sandbox's program the command runs under (bubblewrap), resolved;
@@ -167,14 +166,14 @@ class SubprocessPreview:
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self._eof = True
 
-    def _end(self) -> None:
+    async def _end(self) -> None:
         ended, self._ended = self._ended, None
         if ended is not None:
-            ended()
+            await ended.ended()
 
     async def wait(self) -> int:
         code = await self._process.wait()
-        self._end()
+        await self._end()
         return code
 
     def send_signal(self, signum: int) -> None:
@@ -198,7 +197,7 @@ class SubprocessPreview:
         with anyio.CancelScope(shield=True):
             await kill_process_group(self._process, grace_s)
             _LIVE.discard(self._process.pid)
-            self._end()
+            await self._end()
             if self._process.stdout is not None:
                 with contextlib.suppress(Exception):
                     await self._process.stdout.aclose()
@@ -207,7 +206,10 @@ class SubprocessPreview:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
         _LIVE.discard(self._process.pid)
-        self._end()
+        # A shutdown: nothing else waits for the look.
+        ended, self._ended = self._ended, None
+        if ended is not None:
+            ended.ended_now()
 
     def files_open_for_writing(self) -> set[str]:
         """Workspace-relative paths of the files in the workspace that a
@@ -257,24 +259,30 @@ class SubprocessPreviewFactory:
         env = child_environment({"PYTHONUNBUFFERED": "1", **self.env}, cwd=self.root)
         argv = ["bash", "-c", command]
         wrapper = None
-        ended: Callable[[], object] | None = None
+        ended: SandboxedStart | None = None
         if self.sandbox is not None:
             # What it creates where a protected path is missing goes when it
             # ends (the sandbox logs it).
-            ended = functools.partial(self.sandbox.move_aside, self.sandbox.protected_missing())
-            wrapped = self.sandbox.wrap(argv, cwd=self.root)
+            ended = await self.sandbox.start(argv, cwd=self.root)
+            wrapped = ended.argv
             if wrapped != argv:
                 wrapper = _program(wrapped[0])
             argv = wrapped
-        process = await anyio.open_process(
-            dies_with_us(argv),
-            cwd=self.root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            process = await anyio.open_process(
+                dies_with_us(argv),
+                cwd=self.root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except BaseException:
+            if ended is not None:  # it never ran: its end is its start's
+                with anyio.CancelScope(shield=True):
+                    await ended.ended()
+            raise
         _LIVE.add(process.pid)
         log.info("preview started: pid %s: %s", process.pid, command)
         return SubprocessPreview(process, self.root, wrapper, ended)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from rein.harness.ports import CommandResult, ProcessSandbox
+from rein.harness.ports import CommandResult, ProcessSandbox, SandboxedStart
 from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group, reaped
 
@@ -45,24 +45,31 @@ class SubprocessRunner:
         started = time.monotonic()
         buffer = OutputBuffer(self.head_chars, self.tail_chars)
         argv = ["bash", "-c", command]
-        missing: list[str] = []
+        start: SandboxedStart | None = None
         if self.sandbox is not None:
-            missing = self.sandbox.protected_missing()
-            argv = self.sandbox.wrap(argv, cwd=self.root, writable=writable)
+            start = await self.sandbox.start(argv, cwd=self.root, writable=writable)
+            argv = start.argv
         if argv[:2] == ["bash", "-c"]:
             # Not sandboxed: what it leaves in a session of its own (setsid)
             # is ended with it, as the sandbox's pid namespace would.
             argv = reaped(argv)
-        process = await anyio.open_process(
-            dies_with_us(argv),
-            cwd=self.root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=child_environment(cwd=self.root),
-        )
+        try:
+            process = await anyio.open_process(
+                dies_with_us(argv),
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=child_environment(cwd=self.root),
+            )
+        except BaseException:
+            if start is not None:  # it never ran: its end is its start's
+                with anyio.CancelScope(shield=True):
+                    await start.ended()
+            raise
         timed_out = False
+        ended: str | None = None
         try:
             with anyio.move_on_after(timeout_s) as scope:
                 assert process.stdout is not None
@@ -75,12 +82,16 @@ class SubprocessRunner:
         finally:
             with anyio.CancelScope(shield=True):
                 await kill_process_group(process, grace_s=2.0)
+                if start is not None:
+                    # Cancelled too (a newer edit's gate): what it planted
+                    # goes now, before another start takes it for there.
+                    ended = await start.ended()
         code = process.returncode if process.returncode is not None else -1
         output = buffer.text()
-        if self.sandbox is not None:
-            notes = [self.sandbox.move_aside(missing)]
+        if start is not None:
+            notes = [ended]
             if code != 0 and not timed_out:
-                notes.append(self.sandbox.failure_note(output))
+                notes.append(start.failure_note(output))
             for note in notes:
                 if note is not None:
                     output = f"{output.rstrip()}\n{note}\n"

@@ -8,7 +8,11 @@ the last one are protected or hidden too. A protected path that does not
 exist cannot be mounted over; what a command creates there (``git init``'s
 ``.git``, a ``.vscode/settings.json``) is moved aside when it ends
 (``<path>.rein-quarantine``), and the result says so
-(:meth:`BwrapSandbox.after_run`)."""
+(:meth:`BwrapSandbox.ended`). The looks for the git repositories below the
+root (:mod:`rein.sandboxing.nested_git`) that a command's start and end
+make run in a worker thread (:meth:`BwrapSandbox.start`,
+:meth:`BwrapSandbox.ended`); :meth:`BwrapSandbox.wrap` and
+:meth:`BwrapSandbox.after_run` block for them (the bench, tests)."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from dataclasses import replace
 from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.caches import PNPM_VARIABLES, cache_environment, remove_if_unused, uses_pnpm
 from rein.sandboxing.failures import failure_note, unresolved_hosts
-from rein.sandboxing.nested_git import NestedRepositories
+from rein.sandboxing.nested_git import NestedRepositories, off_loop
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts, host_name
@@ -90,6 +94,11 @@ class BwrapSandbox:
         #: The git repositories below the workspace (read-only; one a
         #: command makes is moved aside).
         self._nested = NestedRepositories(root)
+        #: The folders outside the workspace a command was let write (its
+        #: temporary folder, the build caches, ``sandbox.writable``, scratch
+        #: folders): a link to a repository made there is planted.
+        #: (A tuple, replaced whole: a look in a worker thread reads it.)
+        self._wrote: tuple[str, ...] = ()
         #: The hosts of the setting and the session's start (reached as they are).
         self._configured = allowed_hosts([*self.settings.network, *hosts])
         self._hosts = self._configured
@@ -153,11 +162,45 @@ class BwrapSandbox:
         proxy = self._proxy()
         return replace(policy, proxy_socket=proxy.path if proxy is not None else None)
 
+    async def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
+    ) -> list[str]:
+        """:meth:`wrap`, its look for the nested repositories in a worker
+        thread (:func:`~rein.sandboxing.nested_git.off_loop`): the event
+        loop answers meanwhile. ``ends``: :meth:`ended` (or :meth:`done`
+        and :meth:`planted`) will be called when the command ends; until
+        then, what another start finds new is not taken for there."""
+        nested = await off_loop(self._nested.before)
+        if ends:
+            self._nested.running()
+        return self._wrapped(argv, cwd, writable, nested)
+
+    async def ended(self) -> str | None:
+        """:meth:`after_run`, its look in a worker thread."""
+        missing = self._take_missing()
+        self.done()
+        return move_aside(self.root, [*missing, *await off_loop(self.planted)])
+
+    def done(self) -> None:
+        """A command :meth:`start` ed with ``ends`` ended (before its look)."""
+        self._nested.ended()
+
     def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
         """``writable``: more folders this command may write (Rein's own
-        scratch folders, :mod:`rein.sandboxing.others`)."""
+        scratch folders, :mod:`rein.sandboxing.others`). Blocks for the
+        look (seconds in a large workspace): on an event loop, :meth:`start`."""
+        return self._wrapped(argv, cwd, writable, self._nested.before())
+
+    def _wrapped(
+        self, argv: Sequence[str], cwd: str, writable: Sequence[str], nested: Sequence[str]
+    ) -> list[str]:
         program = sandbox_status(self.settings.bwrap).program or self.settings.bwrap
-        policy = self.policy(self._nested.before())
+        policy = self.policy(nested)
         if writable:
             policy = replace(policy, writable=(*policy.writable, *writable))
         self._missing.update(policy.missing)
@@ -187,6 +230,7 @@ class BwrapSandbox:
                 if self._caches is None:
                     weakref.finalize(self, remove_if_unused, folder)
                     self._caches = folder
+        self._wrote = tuple(dict.fromkeys((*self._wrote, policy.temp_dir, *policy.writable)))
         return bwrap_argv(
             policy,
             argv,
@@ -219,13 +263,23 @@ class BwrapSandbox:
 
     def planted(self) -> list[str]:
         """The git repositories below the workspace that no command's
-        start saw (a command made them): to be moved aside."""
-        return self._nested.planted()
+        start saw (a command made them), and the links to one a command
+        made outside it: to be moved aside."""
+        return self._nested.planted(self._wrote)
 
     def after_run(self) -> str | None:
+        """After a command ended: what it made where a protected path was
+        missing, and the repositories it planted, moved aside; a note
+        saying so, else None. Blocks for the look: on an event loop,
+        :meth:`ended`."""
+        missing = self._take_missing()
+        return move_aside(self.root, [*missing, *self.planted()])
+
+    def _take_missing(self) -> list[str]:
+        """The protected paths missing at the starts since the last end."""
         missing = sorted(self._missing)
         self._missing.clear()
-        return move_aside(self.root, [*missing, *self.planted()])
+        return missing
 
 
 def move_aside(root: str, missing: Sequence[str], leave: str | None = None) -> str | None:

@@ -46,15 +46,17 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from rein.sandboxing.failures import OTHER_LEAVE
 from rein.sandboxing.local import BwrapSandbox, move_aside
+from rein.sandboxing.nested_git import off_loop
 from rein.sandboxing.policy import READ_ONLY_IN_WORKSPACE
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import REGISTRY_PRESETS
 from rein.sandboxing.settings import ALSO_KINDS, SandboxSettings
 
-__all__ = ["CARGO_CONFIG_FILES", "INSTALL_CACHES", "OtherCommandsSandbox"]
+__all__ = ["CARGO_CONFIG_FILES", "INSTALL_CACHES", "OtherCommandsSandbox", "OtherStart"]
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,59 @@ def own_scratch(path: str) -> str | None:
     return None
 
 
+@dataclass
+class OtherStart:
+    """One command of :class:`OtherCommandsSandbox` as it started: its
+    command line (``argv``), the sandbox it started in (None: not
+    sandboxed) and the protected paths then missing. Its end looks in that
+    sandbox, whose look at the start it compares with: a settings change
+    while it ran (``sandbox.also`` edited, the sandbox turned off or on)
+    makes another sandbox for the next commands, never for its end (a
+    review: the end asked for the sandbox anew, which then missed a
+    repository the command planted, or took the person's for planted)."""
+
+    kind: str
+    root: str
+    argv: list[str]
+    sandbox: BwrapSandbox | None
+    missing: list[str]
+    #: Ended already (a second end looks at nothing).
+    over: bool = False
+
+    async def ended(self) -> str | None:
+        """After the command ended: those of ``missing`` that exist now are
+        moved aside, as after ``run_command``'s, and so is a git repository
+        below the workspace that no start in its sandbox saw
+        (:mod:`rein.sandboxing.nested_git`; the look in a worker thread); a
+        note saying so (and logged), else None."""
+        if self.sandbox is None or self.over:
+            return None
+        self.over = True
+        self.sandbox.done()
+        return self._moved(await off_loop(self.sandbox.planted))
+
+    def ended_now(self) -> str | None:
+        """:meth:`ended`, blocking (where nothing else waits: a shutdown)."""
+        if self.sandbox is None or self.over:
+            return None
+        self.over = True
+        self.sandbox.done()
+        return self._moved(self.sandbox.planted())
+
+    def _moved(self, planted: Sequence[str]) -> str | None:
+        note = move_aside(self.root, [*self.missing, *planted], OTHER_LEAVE)
+        if note is not None:
+            log.warning("sandbox (%s): %s", self.kind, note)
+        return note
+
+    def failure_note(self, output: str) -> str | None:
+        """For the command, failed with ``output``: a note when it ran in
+        the sandbox and the sandbox may be why, else None."""
+        if self.sandbox is None:
+            return None
+        return self.sandbox.failure_note(output, OTHER_LEAVE)
+
+
 class OtherCommandsSandbox:
     """The :class:`~rein.harness.process_ports.ProcessSandbox` of one kind
     of command (:data:`~rein.sandboxing.settings.ALSO_KINDS`) in the
@@ -159,9 +214,15 @@ class OtherCommandsSandbox:
         return held
 
     def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
+        """``argv`` in this kind's sandbox now (unchanged when not
+        sandboxed). Blocks for the look: on an event loop, :meth:`start`."""
         sandbox = self.sandbox()
         if sandbox is None:
             return list(argv)
+        return sandbox.wrap(argv, cwd=cwd, writable=self._scratch(writable))
+
+    @staticmethod
+    def _scratch(writable: Sequence[str]) -> list[str]:
         scratch: list[str] = []
         for path in writable:
             real = own_scratch(path)
@@ -169,36 +230,33 @@ class OtherCommandsSandbox:
                 log.warning("sandbox: %s is not a scratch folder of Rein's: not writable", path)
             else:
                 scratch.append(real)
-        return sandbox.wrap(argv, cwd=cwd, writable=scratch)
+        return scratch
 
-    def protected_missing(self) -> list[str]:
+    async def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        writable: Sequence[str] = (),
+        ends: bool = True,
+    ) -> OtherStart:
+        """One command's start: its command line (:meth:`wrap`, the look for
+        the nested repositories in a worker thread) and what to do when it
+        ends, in the same sandbox (:class:`OtherStart`), whatever the
+        settings are by then. ``ends``: its :meth:`OtherStart.ended` will
+        be called (not a kept process's, a hook's, an MCP server's)."""
+        sandbox = self.sandbox()
+        if sandbox is None:
+            return OtherStart(self.kind, self.root, list(argv), None, [])
+        missing = self._protected_missing()
+        scratch = self._scratch(writable)
+        wrapped = await sandbox.start(argv, cwd=cwd, writable=scratch, ends=ends)
+        return OtherStart(self.kind, self.root, wrapped, sandbox, missing)
+
+    def _protected_missing(self) -> list[str]:
         """The protected paths of the workspace (``.git``,
-        ``.vscode/settings.json``, ...) that do not exist now, when this
-        kind's commands run sandboxed (else none): the sandbox cannot mount
-        over them, so what a command creates there is moved aside when it
-        ends (:meth:`move_aside`)."""
-        if self.sandbox() is None:
-            return []
+        ``.vscode/settings.json``, ...) that do not exist now (a few
+        ``lstat``): the sandbox cannot mount over them, so what a command
+        creates there is moved aside when it ends."""
         paths = (os.path.join(self.root, p) for p in READ_ONLY_IN_WORKSPACE)
         return [p for p in paths if not os.path.lexists(p)]
-
-    def move_aside(self, missing: Sequence[str]) -> str | None:
-        """After a command that started while ``missing`` (from
-        :meth:`protected_missing`) did not exist ended: those that exist
-        now are moved aside, as after ``run_command``'s, and so is a git
-        repository below the workspace that no command's start saw
-        (:mod:`rein.sandboxing.nested_git`); a note saying so
-        (and logged), else None."""
-        sandbox = self.sandbox()
-        planted = sandbox.planted() if sandbox is not None else []
-        note = move_aside(self.root, [*missing, *planted], OTHER_LEAVE)
-        if note is not None:
-            log.warning("sandbox (%s): %s", self.kind, note)
-        return note
-
-    def failure_note(self, output: str) -> str | None:
-        """For a command of this kind that failed with ``output`` in the
-        sandbox: a note when the sandbox may be why (what it may write and
-        reach, and the settings that open it), else None."""
-        sandbox = self.sandbox()
-        return None if sandbox is None else sandbox.failure_note(output, OTHER_LEAVE)

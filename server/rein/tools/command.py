@@ -258,21 +258,28 @@ class RunCommandTool(Tool[RunCommandArgs]):
         argv = ["bash", "-c", command]
         # The sandbox's pid namespace ends whatever the command leaves; outside
         # it, a process in a session of its own (setsid) would outlive the run.
-        argv = sandbox.wrap(argv, cwd=cwd) if sandbox is not None else reaped(argv)
-        process = await anyio.open_process(
-            dies_with_us(argv),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=child_environment(
-                {**_QUIET_ENV, **_temp_env(ctx)},
-                pass_env=settings_of(ctx).tools.pass_env,
+        argv = await sandbox.start(argv, cwd=cwd) if sandbox is not None else reaped(argv)
+        try:
+            process = await anyio.open_process(
+                dies_with_us(argv),
                 cwd=cwd,
-            ),
-        )
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=child_environment(
+                    {**_QUIET_ENV, **_temp_env(ctx)},
+                    pass_env=settings_of(ctx).tools.pass_env,
+                    cwd=cwd,
+                ),
+            )
+        except BaseException:
+            if sandbox is not None:  # it never ran: its end is its start's
+                with anyio.CancelScope(shield=True):
+                    await sandbox.ended()
+            raise
         timed_out = leftovers = yielded = False
+        removed: str | None = None
         try:
             with anyio.move_on_after(timeout) as scope:
                 pumped = anyio.Event()
@@ -302,6 +309,10 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 await kill_process_group(process, self.grace_s)
                 await process.aclose()
                 streamer.flush()
+                if sandbox is not None:
+                    # Aborted too: what it planted goes now, before the
+                    # next command's start takes it for there.
+                    removed = await sandbox.ended()
         elapsed = time.monotonic() - started
         result = self._result(command, process.returncode, output, timed_out, timeout, elapsed)
         if yielded:
@@ -316,11 +327,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
             if note is not None:
                 result.content += "\n" + note
                 result.details["sandbox_note"] = True
-        if sandbox is not None:
-            removed = sandbox.after_run()
-            if removed is not None:
-                result.content += "\n" + removed
-                result.details["sandbox_removed"] = True
+        if removed is not None:
+            result.content += "\n" + removed
+            result.details["sandbox_removed"] = True
         return result
 
     async def _run_elsewhere(
