@@ -256,7 +256,7 @@ class ReinServer(LanguageServer):
 
             self._auto_repair = AutoRepairer(
                 self.folder,
-                lambda: self.config,
+                self.settings,
                 self.new_session,
                 self.report_auto_repair,
                 self._waits_for_lm_consent,
