@@ -362,8 +362,10 @@ async def _unchanged_since_read(ctx: ToolContext, workspace: Workspace, rel: str
     stamp = ctx.record.read_stamps.get(rel)
     if stamp is None:
         return None
-    changes = ctx.env.changes
-    if changes is not None and changes.is_stale(rel, stamp.generation):
+    # The run's own changes move its stamp (RunRecord.add): a later change
+    # is someone else's, the person's or another session's agent.
+    last = ctx.env.changes.last_change(rel) if ctx.env.changes is not None else None
+    if last is not None and last[0] > stamp.generation:
         raise FileChangedError(
             f"{rel} changed since you read it (the person edited it, or a command or "
             "another session did): nothing was written. Read it again and make your change on "
