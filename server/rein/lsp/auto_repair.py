@@ -20,9 +20,9 @@ from rein.harness import HarnessConfig
 from rein.harness.events import AutoRepair
 
 if TYPE_CHECKING:
-    from rein.config import ReinConfig
     from rein.hosting.folder import FolderHost
     from rein.lsp.editor import EditorWorkspace
+    from rein.lsp.editor_settings import EditorSettings
     from rein.session import Session
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 1.5
+#: How long a save that came before the editor's configuration waits for it.
+CONFIGURATION_WAIT_S = 15.0
 #: An auto-repair run's budget: at most this many model calls and repairs
 #: (less when the person's own harness settings allow less).
 REPAIR_MAX_MODEL_TURNS = 12
@@ -57,8 +59,9 @@ def repair_config(harness: HarnessConfig) -> HarnessConfig:
 
 
 class AutoRepairer:
-    """Auto-repair in the folder ``folder``: ``config`` gives the settings
-    now; ``new_session(**spec)`` makes the repair's session (as
+    """Auto-repair in the folder ``folder``: ``settings`` are the editor's
+    (a save that comes before they are known is judged once they are);
+    ``new_session(**spec)`` makes the repair's session (as
     ``rein/newSession`` would); ``report(session, event)`` tells the editor
     of each start and outcome; ``waits_for_consent()`` says whether the
     model a new session gets is the editor's and no person allowed it yet."""
@@ -66,14 +69,14 @@ class AutoRepairer:
     def __init__(
         self,
         folder: FolderHost[EditorWorkspace],
-        config: Callable[[], ReinConfig],
+        settings: EditorSettings,
         new_session: Callable[..., Session],
         report: Callable[[Session | None, AutoRepair], None],
         waits_for_consent: Callable[[], bool],
         debounce_s: float = DEBOUNCE_S,
     ) -> None:
         self.folder = folder
-        self._config = config
+        self._settings = settings
         self._new_session = new_session
         self._report = report
         self._waits_for_consent = waits_for_consent
@@ -83,10 +86,10 @@ class AutoRepairer:
         self._seen: set[tuple[str, str]] = set()
 
     def enabled(self) -> bool:
-        return self._config().auto_repair == "onSave"
+        return self._settings.config.auto_repair == "onSave"
 
     def on_save(self, uri: str) -> None:
-        if not self.enabled():
+        if self._settings.configured() and not self.enabled():
             return
         previous = self._pending.pop(uri, None)
         if previous is not None:
@@ -115,6 +118,9 @@ class AutoRepairer:
     async def _after_debounce(self, uri: str) -> None:
         try:
             await asyncio.sleep(self.debounce_s)
+            await self._settings.ready(CONFIGURATION_WAIT_S)
+            if not self.enabled():
+                return
             errors = await self._errors(uri)
             if not errors:
                 return
@@ -127,7 +133,7 @@ class AutoRepairer:
                     ),
                 )
                 return
-            unusable = self._config().model.unusable
+            unusable = self._settings.config.model.unusable
             if unusable is not None:
                 # The model settings are invalid (already reported): no run, no request.
                 self._report(None, AutoRepair(phase="skipped", uri=uri, reason=unusable))
@@ -155,7 +161,7 @@ class AutoRepairer:
             mode="agent",
             title=f"Auto-repair {rel}",
             origin="autoRepair",
-            harness=repair_config(self._config().harness),
+            harness=repair_config(self._settings.config.harness),
         )
         self._running[uri] = session
         self._report(session, AutoRepair(phase="started", uri=uri))

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from rein.harness.ports import Model
     from rein.lsp.approval_registry import ApprovalRegistry
     from rein.lsp.channel import ClientChannel
+    from rein.lsp.editor_settings import EditorSettings
     from rein.providers.config import ModelConfig
     from rein.session import Session
 
@@ -62,6 +63,9 @@ class EditorServer(Protocol):
 
     @property
     def navigation(self) -> NavigationScan: ...
+
+    @property
+    def settings(self) -> EditorSettings: ...
 
 
 @dataclass(frozen=True)
@@ -100,14 +104,7 @@ def editor_folder(
         offers_navigation=server.offers_navigation,
         specs=lambda: server.navigation.specs(server.root, server.config.gates.analyzer),
     )
-    analyzer = server.config.gates.analyzer
-    source = EditorDiagnostics(
-        server.client,
-        workspace,
-        quiet_ms=analyzer.quiet_period_ms,
-        answer_timeout_s=analyzer.request_timeout_ms / 1000.0,
-        pending_wait_s=analyzer.max_wait_ms / 1000.0,
-    )
+    source = EditorDiagnostics(server.client, workspace)
 
     def note_external(paths: tuple[str, ...]) -> Mutation | None:
         mutation = workspace.note_external(paths)
@@ -148,6 +145,19 @@ def editor_folder(
         on_evict=wiring.on_evict,
         evict=True,
     )
+
+    def follow(config: ReinConfig) -> None:
+        """The analyzer timings (``gates.analyzer``) of the configuration
+        now: the folder may be built before the editor's configuration
+        arrives (its first ``didChange`` or ``rein/diagnosticsChanged``),
+        and a settings change applies from the next verdict."""
+        analyzer = config.gates.analyzer
+        source.quiet_s = folder.diagnostics.quiet_s = analyzer.quiet_period_ms / 1000.0
+        source.answer_timeout_s = analyzer.request_timeout_ms / 1000.0
+        source.pending_wait_s = folder.diagnostics.max_wait_s = analyzer.max_wait_ms / 1000.0
+
+    follow(server.config)
+    server.settings.on_change.append(follow)
     return folder, source
 
 

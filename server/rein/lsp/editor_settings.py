@@ -33,6 +33,9 @@ class EditorSettings:
         self._reported: set[tuple[str, str]] = set()
         #: Set once the configuration is known (``initialized`` handled).
         self._configured: asyncio.Event | None = None
+        #: Called with each configuration set (the parts built before the
+        #: editor's configuration arrived follow it: the folder's timings).
+        self.on_change: list[Callable[[ReinConfig], None]] = []
 
     @property
     def config(self) -> ReinConfig:
@@ -45,6 +48,8 @@ class EditorSettings:
     @config.setter
     def config(self, value: ReinConfig) -> None:
         self._config = value
+        for listener in list(self.on_change):
+            listener(value)
 
     def apply(self, data: Any, source: str) -> bool:
         """Validate and apply a ``rein`` section key by key
@@ -76,6 +81,11 @@ class EditorSettings:
         if isinstance(options, dict):
             section = options.get("rein", options)
             self._init_options = dict(section) if isinstance(section, dict) else {}
+
+    def configured(self) -> bool:
+        """Whether the configuration is known (the editor's, or the
+        initialization options once it did not come in time)."""
+        return self.configured_event().is_set()
 
     def configured_event(self) -> asyncio.Event:
         if self._configured is None:

@@ -256,7 +256,7 @@ class ReinServer(LanguageServer):
 
             self._auto_repair = AutoRepairer(
                 self.folder,
-                lambda: self.config,
+                self.settings,
                 self.new_session,
                 self.report_auto_repair,
                 self._waits_for_lm_consent,
@@ -461,12 +461,12 @@ class ReinServer(LanguageServer):
         return self.manager.active()
 
     async def shutdown_sessions(self) -> None:
-        """Abort every run, wait for them (bounded: the transcript gets their
-        last messages), end the sessions (SessionEnd hooks, bounded:
-        ``prompt_input_exit``), closing the isolated copies once theirs ended,
-        then close them (their gates' kept processes reaped, bounded) and the
-        store."""
-        from rein.session.ending import abort_runs, end_sessions
+        """Abort every run, wait for them and their prompts (bounded: the
+        transcript and the store get their ends), end the sessions
+        (SessionEnd hooks, bounded: ``prompt_input_exit``), closing the
+        isolated copies once theirs ended, then close them (their gates'
+        kept processes reaped, bounded) and the store."""
+        from rein.session.ending import RUN_END_WAIT_S, abort_runs, end_sessions
         from rein.session.session import gates_closed
 
         copies = self._isolated
@@ -474,6 +474,8 @@ class ReinServer(LanguageServer):
         folder = self._folder
         mine = list(folder.manager.sessions.values()) if folder and folder.has_manager else []
         await abort_runs([*isolated, *mine], "the server is shutting down")
+        if folder is not None and folder.has_manager:
+            await folder.manager.prompts_ended(RUN_END_WAIT_S)
 
         async def end_isolated() -> None:
             await end_sessions(isolated, "prompt_input_exit")
@@ -496,10 +498,8 @@ class ReinServer(LanguageServer):
 
     async def _watcher_ended(self) -> None:
         """Wait, bounded, for the stopped disk watcher's task to end (its
-        watches closed, its probe folder removed); cancel it past the bound.
-        Before, the task was never awaited: a loop that closed next left its
-        watch tasks unstarted (``coroutine 'DiskWatcher._watch' was never
-        awaited``) and its streams unclosed."""
+        watches closed, its probe folder removed; never left unawaited, its
+        streams unclosed, when the loop closes next); cancel it past the bound."""
         task, self._watch_task = self._watch_task, None
         if task is None:
             return

@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 
-from rein.checkpoints.model import CheckpointStore, MemoryCheckpointStore, ReviewStatus
+from rein.checkpoints.model import CheckpointStore, MemoryCheckpointStore
 from rein.config import ReinConfig
 from rein.flows.plan_act import PlanSnapshot
 from rein.flows.subagents import SubagentSpawner
@@ -35,6 +35,7 @@ from rein.harness.reported import reported_logger
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.results import record_summary, summary
+from rein.session.reviews import mark_pending
 from rein.session.session import Session
 from rein.session.store_trouble import StoreTrouble, session_image
 from rein.session.stored import read_stored
@@ -107,6 +108,8 @@ class SessionManager:
         self.on_evict: list[Callable[[Session], None]] = []
         #: Sessions a request is using (between its load and its run's end).
         self._in_use: dict[str, int] = {}
+        #: The tasks of the prompts in flight (their run and its bookkeeping).
+        self._prompts: set[asyncio.Task[Any] | None] = set()
         self._sweep: asyncio.TimerHandle | None = None
         #: When each session in memory was last used (made, loaded, ran).
         self._used: dict[str, float] = {}
@@ -390,9 +393,12 @@ class SessionManager:
                 f"session {session.id} is restoring files; send the prompt when the restore is done"
             )
         self._in_use[session.id] = self._in_use.get(session.id, 0) + 1
+        task = asyncio.current_task()
+        self._prompts.add(task)
         try:
             return await self._run_prompt(session, text)
         finally:
+            self._prompts.discard(task)
             left = self._in_use.pop(session.id) - 1
             if left:
                 self._in_use[session.id] = left
@@ -430,7 +436,9 @@ class SessionManager:
             raise
         if capture is not None:
             session.last_changes = await capture.end_prompt()
-            session.last_reviews = await self._mark_pending(session, capture.prompt_runs)
+            session.last_reviews = await mark_pending(
+                session, capture.prompt_runs, self._checkpoint_error
+            )
             limits = self._config().checkpoints
             await capture.prune(
                 max_bytes=limits.max_mb * 1024 * 1024, max_age_s=limits.max_age_days * 86400.0
@@ -487,22 +495,13 @@ class SessionManager:
             state["validation"] = session.gates.state_json()
         return state
 
-    async def _mark_pending(self, session: Session, runs: list[str]) -> dict[str, ReviewStatus]:
-        """In review mode: the prompt's changed files become pending (a
-        ``review_pending`` event per run). The review state of each path the
-        prompt changed (its latest run's), for the result's ``changes``."""
-        reviewer = session.reviewer
-        if reviewer is None or not session.review_edits or not session.last_changes:
-            return {}
-        states: dict[str, ReviewStatus] = {}
-        try:
-            for run_id in runs:
-                await reviewer.mark_pending(run_id)
-            for run_id in runs:
-                states |= {f.path: f.status for f in await reviewer.files(run_id)}
-        except StoreError as exc:
-            self._checkpoint_error(f"review: the changes could not be marked pending: {exc}")
-        return states
+    async def prompts_ended(self, bound_s: float) -> None:
+        """Wait, within ``bound_s``, for the prompts in flight to write their
+        status, usage and checkpoint: a host waits so before closing the store."""
+        mine = asyncio.current_task()
+        pending = [t for t in self._prompts if t is not None and t is not mine]
+        if pending:
+            await asyncio.wait(pending, timeout=bound_s)
 
     def in_use(self, session_id: str) -> bool:
         """A prompt of the session is being prepared or runs (between

@@ -6,14 +6,17 @@ and any other host can."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from rein.checkpoints.model import ReviewStatus
 from rein.checkpoints.review import DecideResult, Decision, ReviewedFile, review_note
+from rein.harness.errors import StoreError
 from rein.harness.messages import UserMessage
 from rein.session.restoring import add_note, writing_files
 from rein.session.session import Session
 
-__all__ = ["decide_in_session", "decide_json", "review_json"]
+__all__ = ["decide_in_session", "decide_json", "mark_pending", "review_json"]
 
 
 async def decide_in_session(
@@ -96,3 +99,23 @@ def decide_json(result: DecideResult) -> dict[str, Any]:
     if result.restore_id is not None:
         out["restoreId"] = result.restore_id
     return out
+
+
+async def mark_pending(
+    session: Session, runs: list[str], on_error: Callable[[str], None]
+) -> dict[str, ReviewStatus]:
+    """In review mode: the prompt's changed files become pending (a
+    ``review_pending`` event per run). The review state of each path the
+    prompt changed (its latest run's), for the result's ``changes``."""
+    reviewer = session.reviewer
+    if reviewer is None or not session.review_edits or not session.last_changes:
+        return {}
+    states: dict[str, ReviewStatus] = {}
+    try:
+        for run_id in runs:
+            await reviewer.mark_pending(run_id)
+        for run_id in runs:
+            states |= {f.path: f.status for f in await reviewer.files(run_id)}
+    except StoreError as exc:
+        on_error(f"review: the changes could not be marked pending: {exc}")
+    return states

@@ -8,6 +8,12 @@ or process, the person) the workspace refuses the write, and the edit is
 made again on the file's new text while ``old_string`` still matches it
 (uniquely), else refused with a message; nothing is overwritten.
 
+``write_file`` of a file the model read in this run is refused when someone
+else (the person typing, a command, another session) changed the file since
+that read: its content was made from the old text, and writing it would
+silently drop their change. The check holds to the write (its
+``expected_text``), so the person typing meanwhile is not overwritten either.
+
 Line ends: ``old_string`` matches whatever line end the file has at that
 place (``\n`` in it matches ``\r\n`` too), and ``new_string`` is written
 with the line end of the text it replaces, so a CRLF or mixed file keeps
@@ -338,7 +344,8 @@ class WriteFileTool(Tool[WriteFileArgs]):
         if denial is not None:
             return denial
         before = await _text_for_impact(ctx, workspace, rel, existed)
-        mutation: Mutation = await workspace.write_text(rel, args.content)
+        expected = await _unchanged_since_read(ctx, workspace, rel) if existed else None
+        mutation: Mutation = await workspace.write_text(rel, args.content, expected_text=expected)
         done = "Overwrote" if existed else "Created"
         impact = "" if before is None else await impact_note(ctx, rel, before, args.content)
         return ToolResult(
@@ -346,3 +353,22 @@ class WriteFileTool(Tool[WriteFileArgs]):
             + (f"\n{impact}" if impact else ""),
             details={"path": rel, "generation": mutation.generation, "created": not existed},
         )
+
+
+async def _unchanged_since_read(ctx: ToolContext, workspace: Workspace, rel: str) -> str | None:
+    """The text ``rel`` holds now, when the model read it in this run (the
+    write must find it so); None when it did not read it. Raises
+    FileChangedError when someone other than the model changed it since."""
+    stamp = ctx.record.read_stamps.get(rel)
+    if stamp is None:
+        return None
+    # The run's own changes move its stamp (RunRecord.add): a later change
+    # is someone else's, the person's or another session's agent.
+    last = ctx.env.changes.last_change(rel) if ctx.env.changes is not None else None
+    if last is not None and last[0] > stamp.generation:
+        raise FileChangedError(
+            f"{rel} changed since you read it (the person edited it, or a command or "
+            "another session did): nothing was written. Read it again and make your change on "
+            "its current text (edit_file keeps the rest as it is)."
+        )
+    return (await workspace.read_text(rel)).text

@@ -52,7 +52,10 @@ async def set_model(server: ModelsHandlerServer, params: Any) -> dict[str, Any]:
     await server.ready()
     choice = Choice(parsed.provider, parsed.model)
     if parsed.session_id is not None:
-        session = server.sessions.get(parsed.session_id)
+        # One in the store is loaded (the server restarted, or it was evicted).
+        session = server.sessions.get(parsed.session_id) or await server.load_session(
+            parsed.session_id
+        )
         if session is None:
             raise JsonRpcInvalidParams(
                 f"rein/setModel: invalid params: sessionId: no session {parsed.session_id!r}"

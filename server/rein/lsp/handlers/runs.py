@@ -84,19 +84,19 @@ def _command_prompt(server: ReinServer, text: str, method: str = "rein/prompt") 
         raise JsonRpcInvalidParams(f"{method}: invalid params: text: {exc}") from None
 
 
-def steer(server: ReinServer, params: Any) -> dict[str, Any]:
-    return _queue(server, params, "rein/steer")
+async def steer(server: ReinServer, params: Any) -> dict[str, Any]:
+    return await _queue(server, params, "rein/steer")
 
 
-def follow_up(server: ReinServer, params: Any) -> dict[str, Any]:
-    return _queue(server, params, "rein/followUp")
+async def follow_up(server: ReinServer, params: Any) -> dict[str, Any]:
+    return await _queue(server, params, "rein/followUp")
 
 
-def abort(server: ReinServer, params: Any) -> dict[str, Any]:
+async def abort(server: ReinServer, params: Any) -> dict[str, Any]:
     from rein.lsp.params import AbortParams, parse
 
     parsed = parse(AbortParams, params, "rein/abort")
-    session = _session(server, parsed.session_id, "rein/abort")
+    session = await _session(server, parsed.session_id, "rein/abort")
     return {"aborted": session is not None and session.abort("aborted by the user")}
 
 
@@ -124,25 +124,32 @@ async def abort_command(server: ReinServer, args: tuple[Any, ...]) -> dict[str, 
     return {"aborted": aborted}
 
 
-def _session(server: ReinServer, session_id: str, method: str) -> Session | None:
-    """The session in memory; None for one evicted to the store (it runs
-    nothing); InvalidParams for an unknown one."""
+async def _session(server: ReinServer, session_id: str, method: str) -> Session | None:
+    """The session in memory; None for one only in the store (evicted, or
+    stored before the server restarted: it runs nothing); InvalidParams for
+    an unknown one."""
     session = server.sessions.get(session_id) or server.isolated.session(session_id)
     if session is None:
-        if server.manager.was_evicted(session_id):
+        if server.manager.was_evicted(session_id) or await _stored(server, session_id):
             return None
         raise errors.no_session(method, session_id)
     return session
 
 
-def _queue(server: ReinServer, params: Any, method: str) -> dict[str, Any]:
+async def _stored(server: ReinServer, session_id: str) -> bool:
+    await server.ready()  # the store is the configured one (storagePath)
+    store = await server.manager.open_store()
+    return store is not None and await store.get_session(session_id) is not None
+
+
+async def _queue(server: ReinServer, params: Any, method: str) -> dict[str, Any]:
     """rein/steer and rein/followUp: queue the text on the active run (a
     ``/name args`` text as its command's prompt, as rein/prompt runs it)."""
     from rein.lsp.params import FollowUpParams, SteerParams, parse
 
     parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
     text = _command_prompt(server, parsed.text, method).text
-    session = _session(server, parsed.session_id, method)
+    session = await _session(server, parsed.session_id, method)
     if session is not None and session.closing:
         raise errors.session_closing(method, parsed.session_id)
     if session is None or not session.busy:
