@@ -112,6 +112,10 @@ export class ChatController implements vscode.Disposable {
       }),
       connection.onDidChangeState((info) => {
         if (info.state === 'running') {
+          // A (re)started server numbers its events from 1 again: the last
+          // seq seen belongs to the server that went, and kept it would drop
+          // the new one's first events as duplicates.
+          this.lastSeq = undefined;
           void this.refreshSessions();
           void this.refreshPreview();
           void this.refreshMcp();

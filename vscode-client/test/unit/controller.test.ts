@@ -109,6 +109,22 @@ describe('ChatController', () => {
     assert.equal(controller.header.turn, 3);
   });
 
+  it('takes a restarted server\'s events from seq 1 again, not as duplicates of the server that went', () => {
+    const { connection, controller } = setup();
+    connection.emit(envelope(1, { type: 'run_start', run_id: 'r1', prompt: 'Fix calc.py' }));
+    connection.emit(envelope(2, { type: 'turn_start', turn: 1 }));
+    connection.emit(envelope(3, { type: 'turn_start', turn: 2 }));
+    assert.equal(controller.header.turn, 2);
+    connection.states.fire({ state: 'restarting', detail: 'exit code 1' });
+    connection.states.fire({ state: 'running' });
+    // The new server's run of the same session: its seq starts at 1.
+    connection.emit(envelope(1, { type: 'run_start', run_id: 'r2', prompt: 'go on' }));
+    connection.emit(envelope(2, { type: 'turn_start', turn: 1 }));
+    assert.equal(controller.running, true);
+    assert.equal(controller.header.turn, 1);
+    assert.equal(connection.methods().filter((m) => m === 'rein/session').length, 0, 'no gap taken either');
+  });
+
   it('follows a session a code action started when idle, but not while its own run is active', () => {
     const { connection, controller } = setup();
     connection.emit(envelope(1, { type: 'agent_start' }, 'mine'));
