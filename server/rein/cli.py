@@ -155,7 +155,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
-    return 0
+    return server.exit_code
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:

@@ -341,6 +341,17 @@ class ReinProtocol(LanguageServerProtocol):
         return result
 
 
+def _cancellation_is_no_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's exception handler: a handler's task cancelled (the
+    server stopping with requests in flight: ``exit`` without ``shutdown``)
+    is said in one debug line, not as an error with its traceback; anything
+    else goes to the default handler."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        log.debug("cancelled while the server stopped: %s", context.get("message"))
+        return
+    loop.default_exception_handler(context)
+
+
 async def serve_frames(
     read: Callable[[], Awaitable[bytes]],
     protocol: ReinProtocol,
@@ -349,6 +360,7 @@ async def serve_frames(
 ) -> None:
     """Read frames from ``read`` and hand them to ``protocol`` until the
     stream ends or ``stop`` is set."""
+    asyncio.get_running_loop().set_exception_handler(_cancellation_is_no_error)
     reader = FrameReader(read, max_bytes)
     memory = MemoryRelease()
     while not stop.is_set():

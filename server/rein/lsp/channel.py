@@ -153,7 +153,8 @@ class ClientChannel:
         ).encode("utf-8")
         try:
             result = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        except (BrokenPipeError, ConnectionError):
+        except (BrokenPipeError, ConnectionError, ValueError):
+            # ValueError: the output is closed (the client sent ``exit``).
             log.warning("the client is gone; dropping %s", method)
             return
         if inspect.isawaitable(result):

@@ -105,12 +105,15 @@ class ReinServer(LanguageServer):
         self._lm_host: EditorLmHost | None = None
         self._model_choices: ModelChoices | None = None
         self._approvals: ApprovalRegistry | None = None
+        #: The process's exit code once :meth:`start_io` returns (1: ``exit``
+        #: came before ``shutdown``).
+        self.exit_code = 0
 
     # ------------------------------------------------------------------ wire
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio with Rein's frame reader (:mod:`rein.lsp.transports`)."""
-        serve_stdio(self, self.protocol, self.max_message_bytes, stdin, stdout)
+        self.exit_code = serve_stdio(self, self.protocol, self.max_message_bytes, stdin, stdout)
 
     def start_tcp(self, host: str, port: int) -> None:
         """Serve one client at a time over TCP (debugging), with Rein's reader."""

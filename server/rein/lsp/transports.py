@@ -26,9 +26,10 @@ def serve_stdio(
     max_bytes: int,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
-) -> None:
+) -> int:
     """Serve over stdin/stdout (or the given streams); reads run on the
-    server's thread pool."""
+    server's thread pool. The process's exit code: an ``exit`` notification
+    before ``shutdown`` is 1, as the LSP specifies; else 0."""
     source = stdin or sys.stdin.buffer
     read_some = getattr(source, "read1", None) or source.read
     server._stop_event = threading.Event()
@@ -43,10 +44,15 @@ def serve_stdio(
         asyncio.run(serve_frames(read, protocol, server._stop_event, max_bytes))
     except BrokenPipeError:
         log.error("the client is gone; shutting down")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as stop:
+        # ``exit``: 0 after ``shutdown``, else 1 (the LSP's rule, pygls's
+        # code); the process exits with it once the server is shut down.
+        return stop.code if isinstance(stop.code, int) else 1
     finally:
         server.shutdown()
+    return 0
 
 
 def serve_tcp(
