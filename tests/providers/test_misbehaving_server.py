@@ -6,6 +6,7 @@ the turn with an error that says what happened, within a bound."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import ipaddress
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.harness.errors import RequestError, StreamError, TransientError
+from rein.harness.errors import RateLimitError, RequestError, StreamError, TransientError
 from rein.providers import _limits
 from rein.providers._http import RetryPolicy
 from tests.fakes.providers import SleepLog
@@ -155,6 +156,36 @@ async def test_an_endless_stream_is_cut_at_its_bound(
             await run_turn(model, request())
         await model.aclose()
     assert "sent more than 0.25 MB in one response" in str(caught.value)
+
+
+def _gzipped(code: int, content_type: str, body: bytes) -> bytes:
+    packed = gzip.compress(body)
+    return (
+        f"HTTP/1.1 {code} X\r\ncontent-type: {content_type}\r\ncontent-encoding: gzip\r\n"
+        f"content-length: {len(packed)}\r\nconnection: close\r\n\r\n"
+    ).encode() + packed
+
+
+async def test_an_encoded_body_is_refused_not_decoded_past_the_bounds() -> None:
+    # Defect: the bounds counted the still-encoded bytes and the line bound
+    # was off for an encoded body: 407 KB of gzip holding 400 MB without a
+    # newline took 1.3 GB. Rein now asks for identity and decodes nothing.
+    bomb = _gzipped(200, "text/event-stream", b"data: " + b"a" * (4 << 20))
+    assert len(bomb) < 8192
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(bomb if len(server.paths) == 1 else _gzipped(429, "application/json", b"{}"))
+
+    async with RawServer(handler) as server:
+        model = _model("openai", server)
+        with anyio.fail_after(4), pytest.raises(StreamError) as caught:
+            await run_turn(model, request())
+        with anyio.fail_after(4), pytest.raises(RateLimitError) as limited:
+            await run_turn(model, request())
+        await model.aclose()
+    assert "answered with a gzip-encoded body though Rein asked for none" in str(caught.value)
+    assert "(a gzip-encoded body, not read: Rein asks for identity)" in str(limited.value)
+    assert all("\r\naccept-encoding: identity\r\n" in head.lower() for head in server.heads)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -276,6 +276,10 @@ class HttpModel(ABC):
             **self.headers(),
             # Lower-cased so that an extra header replaces a built-in one.
             **{name.lower(): value for name, value in self.config.extra_headers.items()},
+            # Last, so that no extra header changes it: the body's bounds
+            # count the bytes as they arrive, which only an unencoded body
+            # makes the bytes the reply takes (_refuse_encoded).
+            "accept-encoding": "identity",
         }
         http_request = client.build_request("POST", url, content=body, headers=headers)
         chunks: list[bytes] = []
@@ -291,6 +295,7 @@ class HttpModel(ABC):
                     raise await self._status_error(response)
                 if 300 <= response.status_code < 400:
                     raise redirect_error(response, label=self.label, url=url)
+                _refuse_encoded(response, self.label)
                 assembler = self.assembler(request)
                 progress = self.config.stream_progress_timeout
                 async with aclosing(
@@ -332,28 +337,20 @@ class HttpModel(ABC):
         with a wire dump, keep a copy of it in ``chunks``."""
         if not isinstance(response.stream, httpx.AsyncByteStream):
             return
-        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
         response.stream = BoundedStream(
             response.stream,
             label=self.label,
             max_total=_limits.MAX_RESPONSE_BYTES,
-            max_line=None if encoded else _limits.MAX_LINE_BYTES,
+            max_line=_limits.MAX_LINE_BYTES,
         )
         if self._dump is not None:
             response.stream = TapStream(response.stream, chunks)
 
     async def _status_error(self, response: httpx.Response) -> ProviderError:
-        raw = bytearray()
-        try:
-            async for piece in response.aiter_bytes():
-                raw += piece
-                if len(raw) > _MAX_ERROR_BODY:
-                    break
-        except httpx.HTTPError:
-            pass  # the status alone is enough to report
+        body = await _error_body(response)
         error = status_error(
             response.status_code,
-            raw.decode("utf-8", errors="replace"),
+            body,
             label=self.label,
             api_key_env=self.api_key_env,
             key_present=self.config.api_key() is not None,
@@ -379,6 +376,42 @@ class HttpModel(ABC):
             )
         for event in events:
             yield event
+
+
+def _encoding(response: httpx.Response) -> str | None:
+    """The response's content encoding, or None for an unencoded body."""
+    value = response.headers.get("content-encoding", "").strip().lower()
+    return None if value in ("", "identity") else value
+
+
+def _refuse_encoded(response: httpx.Response, label: str) -> None:
+    """An encoded body Rein did not ask for is never decoded: its bounds
+    (:mod:`rein.providers._limits`) count the bytes on the wire, and 400 KB
+    of gzip decode to 400 MB."""
+    encoding = _encoding(response)
+    if encoding is not None:
+        raise StreamError(
+            f"{label} answered with a {encoding}-encoded body though Rein asked for none "
+            "(Accept-Encoding: identity); it is not decoded (a proxy that compresses "
+            "anyway must be told not to): the request was cancelled"
+        )
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error response's body (enough for its message); an
+    encoded one is not read, since a few KB of gzip can hold GBs."""
+    encoding = _encoding(response)
+    if encoding is not None:
+        return f"(a {encoding}-encoded body, not read: Rein asks for identity)"
+    raw = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            raw += piece
+            if len(raw) > _MAX_ERROR_BODY:
+                break
+    except httpx.HTTPError:
+        pass  # the status alone is enough to report
+    return raw.decode("utf-8", errors="replace")
 
 
 def _amend(exc: ModelError, note: str) -> None:

@@ -19,14 +19,16 @@ __all__ = ["MAX_LINE_BYTES", "MAX_RESPONSE_BYTES", "BoundedStream", "with_progre
 #: One response body at most (a reply of 128k tokens streams well under
 #: 10 MB of SSE).
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-#: One line of an uncompressed response at most.
+#: One line of a response at most (Rein asks for an unencoded body and
+#: refuses an encoded one, so these count the bytes the reply takes).
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
 class BoundedStream(httpx.AsyncByteStream):
     """Passes a response body through; raises StreamError (not retried)
-    once it passes ``max_total`` bytes, or, when ``max_line`` is given (an
-    uncompressed body), once one line passes ``max_line`` bytes."""
+    once it passes ``max_total`` bytes, or, when ``max_line`` is given,
+    once one line passes ``max_line`` bytes. It counts the bytes on the
+    wire: an encoded body is refused before it is read (``_http``)."""
 
     def __init__(
         self,
