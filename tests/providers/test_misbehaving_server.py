@@ -20,6 +20,7 @@ import anyio
 import pytest
 
 from rein.harness.errors import RateLimitError, RequestError, StreamError, TransientError
+from rein.harness.ports import TextDelta, ThinkingDelta, ToolCallDelta
 from rein.providers import _limits
 from rein.providers._http import RetryPolicy
 from tests.fakes.providers import SleepLog
@@ -72,15 +73,27 @@ def _model(provider: str, server: RawServer, **config: object):  # type: ignore[
 PROVIDERS = [pytest.param("anthropic", id="anthropic"), pytest.param("openai", id="openai")]
 
 
+def _empty(provider: str) -> bytes:
+    """An event that carries nothing: an empty delta, an empty text_delta."""
+    if provider == "anthropic":
+        return _text(provider, "")
+    return sse({"id": "c", "choices": [{"index": 0, "delta": {}}]})
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_keepalives_without_a_reply_end_at_the_progress_timeout(provider: str) -> None:
+@pytest.mark.parametrize("beat", [_keepalive, _empty])
+async def test_keepalives_without_a_reply_end_at_the_progress_timeout(
+    provider: str, beat: Callable[[str], bytes]
+) -> None:
     """Keep-alives reset the idle timeout but carry no reply: a server that
-    sends only those fails the turn after streamProgressTimeout, naming it."""
+    sends only those fails the turn after streamProgressTimeout, naming it.
+    Defect (_empty): any event with data counted as progress, so empty
+    deltas every 0.3 s kept a turn open without end."""
 
     async def handler(path: str, writer: asyncio.StreamWriter) -> None:
         writer.write(SSE_HEAD + _start(provider))
         while True:
-            writer.write(_keepalive(provider))
+            writer.write(beat(provider))
             await writer.drain()
             await asyncio.sleep(0.02)
 
@@ -421,3 +434,12 @@ async def test_the_servers_retry_headers_are_obeyed(
     assert len(server.paths) == requests
     if waits is not None:
         assert sleeps.waits == waits
+
+
+def test_only_a_part_of_the_reply_is_progress() -> None:
+    assert _limits.is_progress(TextDelta("a")) and _limits.is_progress(ThinkingDelta("t"))
+    assert _limits.is_progress(ToolCallDelta(0, "call_1", "echo"))
+    assert _limits.is_progress(ToolCallDelta(0, arguments_delta='{"te'))
+    # An OpenAI tool_calls entry that repeats only its index, empty text.
+    assert not _limits.is_progress(ToolCallDelta(0))
+    assert not _limits.is_progress(TextDelta("")) and not _limits.is_progress(ThinkingDelta(""))

@@ -34,7 +34,7 @@ from rein.providers._errors import (
     status_error,
     transport_error,
 )
-from rein.providers._limits import BoundedStream, with_progress
+from rein.providers._limits import BoundedStream, Progress
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
 
@@ -297,13 +297,13 @@ class HttpModel(ABC):
                     raise redirect_error(response, label=self.label, url=url)
                 _refuse_encoded(response, self.label)
                 assembler = self.assembler(request)
-                progress = self.config.stream_progress_timeout
-                async with aclosing(
-                    with_progress(self._events(response), progress, self.label)
-                ) as events:
-                    async for event in events:
-                        for delta in assembler.feed(event):
+                progress = Progress(self.config.stream_progress_timeout, self.label)
+                async with aclosing(self._events(response)) as events:
+                    while (event := await progress.next(events)) is not None:
+                        deltas = assembler.feed(event)
+                        for delta in deltas:
                             yield delta
+                        progress.saw(deltas)
                         if assembler.done:
                             break
                     if assembler.done:
