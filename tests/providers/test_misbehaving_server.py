@@ -19,7 +19,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.harness.errors import RateLimitError, RequestError, StreamError, TransientError
+from rein.harness.errors import (
+    AuthError,
+    RateLimitError,
+    RequestError,
+    StreamError,
+    TransientError,
+)
 from rein.harness.ports import TextDelta, ThinkingDelta, ToolCallDelta
 from rein.providers import _limits
 from rein.providers._http import RetryPolicy
@@ -410,6 +416,21 @@ def _then_a_reply(first: bytes) -> Callable[[str, asyncio.StreamWriter], Awaitab
             id="should-retry-false",
         ),
         pytest.param(_status(409, "x-should-retry: true\r\n"), 2, None, id="should-retry-true"),
+        # Defect: true made a refusal that no wait lifts retryable again
+        # (while its message said it was not retried).
+        pytest.param(
+            _status(429, "x-should-retry: true\r\n", "insufficient_quota"),
+            1,
+            [],
+            id="should-retry-true-quota",
+        ),
+        pytest.param(
+            _status(400, "x-should-retry: true\r\n", "context_length_exceeded"),
+            1,
+            [],
+            id="should-retry-true-context-length",
+        ),
+        pytest.param(_status(401, "x-should-retry: true\r\n"), 1, [], id="should-retry-true-401"),
         pytest.param(
             _status(429, "retry-after-ms: 250\r\nretry-after: 30\r\n", "rate_limit_error"),
             2,
@@ -428,6 +449,8 @@ async def test_the_servers_retry_headers_are_obeyed(
             turn = await run_turn(model, request())
         except TransientError as exc:
             assert "not retried: the server said x-should-retry: false" in str(exc)
+        except (RequestError, AuthError) as exc:
+            assert "gave up" not in str(exc)
         else:
             assert turn.done.text == "ok"
         await model.aclose()

@@ -74,16 +74,28 @@ def header_retry_after(headers: Mapping[str, str]) -> float | None:
     return parse_retry_after(headers.get("retry-after"))
 
 
-def server_says_retry(error: ProviderError, header: str | None) -> ProviderError:
+def server_says_retry(error: ProviderError, header: str | None, body: str) -> ProviderError:
     """``x-should-retry`` (Anthropic's and OpenAI's SDKs obey it): ``false``
-    forbids a retry, ``true`` asks for one; anything else changes nothing."""
+    forbids a retry, ``true`` asks for one of a refusal Rein does not know
+    to be final (a 409, a plain 4xx). The SDKs obey ``true`` whatever the
+    status; Rein never retries what no wait changes, whatever the header
+    says: a rejected key (401, 403), a quota or spend limit (429 and its
+    code in ``body``), a prompt over the context window. Anything else
+    changes nothing."""
     value = (header or "").strip().lower()
     if value == "false" and error.retryable:
         error.retryable = False
         error.args = (f"{error.args[0]} (not retried: the server said x-should-retry: false)",)
-    elif value == "true" and not error.retryable and not isinstance(error, AuthError):
+    elif value == "true" and not error.retryable and not _final(error, body):
         error.retryable = True
     return error
+
+
+def _final(error: ProviderError, body: str) -> bool:
+    """Whether a refusal is one that retrying never lifts."""
+    if isinstance(error, AuthError | ContextLengthError):
+        return True
+    return error.status == 429 and quota_code(body) is not None
 
 
 def error_message(body: str) -> str:

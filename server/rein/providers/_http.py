@@ -356,7 +356,7 @@ class HttpModel(ABC):
             key_present=self.config.api_key() is not None,
             retry_after=header_retry_after(response.headers),
         )
-        return server_says_retry(error, response.headers.get("x-should-retry"))
+        return server_says_retry(error, response.headers.get("x-should-retry"), body)
 
     async def _events(self, response: httpx.Response) -> AsyncGenerator[ServerSentEvent, None]:
         content_type = response.headers.get("content-type", "")
