@@ -30,7 +30,7 @@ from rein.harness.ports import TextDelta, ThinkingDelta, ToolCallDelta
 from rein.providers import _limits
 from rein.providers._http import RetryPolicy
 from tests.fakes.providers import SleepLog
-from tests.providers.conftest import make_model, request, run_turn
+from tests.providers.conftest import FAST_RETRY, make_model, request, run_turn
 from tests.providers.raw_server import SSE_HEAD, RawServer, reset, sse
 
 NO_RETRY = RetryPolicy(max_retries=0)
@@ -466,3 +466,23 @@ def test_only_a_part_of_the_reply_is_progress() -> None:
     # An OpenAI tool_calls entry that repeats only its index, empty text.
     assert not _limits.is_progress(ToolCallDelta(0))
     assert not _limits.is_progress(TextDelta("")) and not _limits.is_progress(ThinkingDelta(""))
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param("retry-after: -5\r\n", id="negative"),
+        pytest.param("retry-after: Wed, 21 Oct 2015 07:28:00 GMT\r\n", id="past-date"),
+        pytest.param("retry-after-ms: -1\r\nretry-after: 0\r\n", id="ms-negative-and-zero"),
+    ],
+)
+async def test_a_retry_after_of_no_time_leaves_the_backoff(headers: str) -> None:
+    # Defect: each of these made the retry come at once (a wait of 0 s).
+    sleeps = SleepLog()
+    async with RawServer(_then_a_reply(_status(503, headers))) as server:
+        model = make_model("anthropic", None, base_url=server.url, sleep=sleeps)
+        turn = await run_turn(model, request())
+        await model.aclose()
+    assert turn.done.text == "ok" and len(server.paths) == 2
+    base = FAST_RETRY.base_delay
+    assert len(sleeps.waits) == 1 and base / 2 <= sleeps.waits[0] <= base

@@ -43,12 +43,13 @@ _MAX_MESSAGE = 600
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or an
-    HTTP-date); None when absent or unreadable."""
+    HTTP-date); None when absent, unreadable, or not above 0 (a date in the
+    past, ``0``, ``-5``): the backoff then decides, as in the vendors' SDKs."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        return _positive(float(value))
     except ValueError:
         pass
     try:
@@ -58,18 +59,22 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if when.tzinfo is None:
         return None
     current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
+    return _positive(when.timestamp() - current)
+
+
+def _positive(seconds: float) -> float | None:
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def header_retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from a response's headers: ``retry-after-ms`` (what
     the vendors' SDKs read first), else ``Retry-After``; None when neither
-    is readable."""
+    is readable and above 0."""
     try:
-        millis = float(headers.get("retry-after-ms") or "")
+        millis = _positive(float(headers.get("retry-after-ms") or ""))
     except ValueError:
-        millis = -1.0
-    if millis >= 0 and math.isfinite(millis):
+        millis = None
+    if millis is not None:
         return millis / 1000
     return parse_retry_after(headers.get("retry-after"))
 

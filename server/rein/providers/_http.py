@@ -57,7 +57,8 @@ _DRAIN_SECONDS = 1.0
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """Exponential backoff with jitter for retryable errors (429, 5xx,
-    connection errors, stalls). ``Retry-After`` wins over the backoff; a
+    connection errors, stalls). A ``Retry-After`` above 0 wins over the
+    backoff (one of 0 or less is no wait at all: the backoff stands); a
     server asking for more than ``max_retry_after`` seconds fails the turn
     at once instead."""
 
@@ -71,7 +72,7 @@ class RetryPolicy:
         to give up."""
         if retry > self.max_retries:
             return None
-        if retry_after is not None:
+        if retry_after is not None and retry_after > 0:
             return retry_after if retry_after <= self.max_retry_after else None
         ceiling = min(self.max_delay, self.base_delay * 2.0 ** (retry - 1))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
