@@ -332,6 +332,45 @@ async def test_an_openai_reply_without_its_usage_chunk_gets_an_estimate_not_zero
     assert usage.input_tokens > 5 and usage.output_tokens >= 3
 
 
+@pytest.mark.parametrize(
+    ("usage", "reported_input"),
+    [
+        pytest.param({}, None, id="empty"),
+        pytest.param({"prompt_tokens": None, "completion_tokens": None}, None, id="nulls"),
+        pytest.param({"prompt_tokens": 420, "completion_tokens": None}, 420, id="input-only"),
+    ],
+)
+async def test_an_openai_usage_without_numbers_is_estimated_not_zero(
+    usage: dict[str, object], reported_input: int | None
+) -> None:
+    # Defect: any usage object counted as reported, so {} or null counts
+    # gave 0 tokens in and out, not marked as an estimate. A real usage
+    # before a later empty one is kept (the second chunk).
+    real = {"prompt_tokens": 7, "completion_tokens": 3}
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start("openai") + _text("openai", "the whole answer"))
+        writer.write(
+            sse({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        )
+        if len(server.paths) == 2:
+            writer.write(sse({"id": "c", "choices": [], "usage": real}))
+        writer.write(sse({"id": "c", "choices": [], "usage": usage}) + sse("[DONE]"))
+
+    async with RawServer(handler) as server:
+        model = _model("openai", server)
+        guessed = (await run_turn(model, request("a question of some length"))).done.usage
+        kept = (await run_turn(model, request("a question of some length"))).done.usage
+        await model.aclose()
+    assert guessed.estimated and guessed.output_tokens >= 3
+    if reported_input is None:
+        assert guessed.input_tokens > 5
+        assert (kept.input_tokens, kept.output_tokens, kept.estimated) == (7, 3, False)
+    else:  # the count given is kept, the other estimated; the later usage wins
+        assert guessed.input_tokens == kept.input_tokens == reported_input
+        assert kept.estimated and kept.output_tokens >= 3
+
+
 def _where(tmp_path: Path, server: RawServer) -> list[str]:
     return [
         "-w", str(tmp_path / "ws"), "--storage", str(tmp_path / "store"),
