@@ -39,12 +39,14 @@ def reset(writer: asyncio.StreamWriter) -> None:
 
 class RawServer:
     """``async with RawServer(handler) as server``: ``server.url``, and
-    ``server.paths``, the path of every request it read."""
+    ``server.paths`` and ``server.heads``, the path and the head (request
+    line and headers, as sent) of every request it read."""
 
     def __init__(self, handler: Handler) -> None:
         self._handler = handler
         self._server: asyncio.Server | None = None
         self.paths: list[str] = []
+        self.heads: list[str] = []
         self.url = ""
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -86,6 +88,7 @@ class RawServer:
             )
             await reader.readexactly(length)
             self.paths.append(path)
+            self.heads.append(head.decode())
             await self._handler(path, writer)
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):

@@ -294,7 +294,9 @@ def test_retry_after_accepts_seconds_and_http_dates() -> None:
     assert parse_retry_after("7") == 7.0
     assert parse_retry_after("0.5") == 0.5
     assert parse_retry_after(later, now=now.timestamp()) == 30.0
-    assert parse_retry_after(earlier, now=now.timestamp()) == 0.0
+    # Defect: a date in the past, 0 or a negative number was a wait of 0 s.
+    for nothing in (earlier, "0", "-5", "nan"):
+        assert parse_retry_after(nothing, now=now.timestamp()) is None
     assert parse_retry_after("soon") is None
     assert parse_retry_after(None) is None
 
@@ -308,6 +310,8 @@ def test_backoff_grows_with_jitter_and_stops() -> None:
         assert third is not None and 1.5 <= third <= 3.0  # capped by max_delay
     assert policy.delay(4) is None
     assert policy.delay(1, retry_after=12.0) == 12.0
+    zero = policy.delay(1, retry_after=0.0)
+    assert zero is not None and 0.5 <= zero <= 1.0
     assert policy.delay(1, retry_after=600.0) is None
 
 

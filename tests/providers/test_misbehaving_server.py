@@ -6,6 +6,7 @@ the turn with an error that says what happened, within a bound."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import ipaddress
 import json
 import os
@@ -18,11 +19,18 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.harness.errors import RequestError, StreamError, TransientError
+from rein.harness.errors import (
+    AuthError,
+    RateLimitError,
+    RequestError,
+    StreamError,
+    TransientError,
+)
+from rein.harness.ports import TextDelta, ThinkingDelta, ToolCallDelta
 from rein.providers import _limits
 from rein.providers._http import RetryPolicy
 from tests.fakes.providers import SleepLog
-from tests.providers.conftest import make_model, request, run_turn
+from tests.providers.conftest import FAST_RETRY, make_model, request, run_turn
 from tests.providers.raw_server import SSE_HEAD, RawServer, reset, sse
 
 NO_RETRY = RetryPolicy(max_retries=0)
@@ -71,15 +79,27 @@ def _model(provider: str, server: RawServer, **config: object):  # type: ignore[
 PROVIDERS = [pytest.param("anthropic", id="anthropic"), pytest.param("openai", id="openai")]
 
 
+def _empty(provider: str) -> bytes:
+    """An event that carries nothing: an empty delta, an empty text_delta."""
+    if provider == "anthropic":
+        return _text(provider, "")
+    return sse({"id": "c", "choices": [{"index": 0, "delta": {}}]})
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_keepalives_without_a_reply_end_at_the_progress_timeout(provider: str) -> None:
+@pytest.mark.parametrize("beat", [_keepalive, _empty])
+async def test_keepalives_without_a_reply_end_at_the_progress_timeout(
+    provider: str, beat: Callable[[str], bytes]
+) -> None:
     """Keep-alives reset the idle timeout but carry no reply: a server that
-    sends only those fails the turn after streamProgressTimeout, naming it."""
+    sends only those fails the turn after streamProgressTimeout, naming it.
+    Defect (_empty): any event with data counted as progress, so empty
+    deltas every 0.3 s kept a turn open without end."""
 
     async def handler(path: str, writer: asyncio.StreamWriter) -> None:
         writer.write(SSE_HEAD + _start(provider))
         while True:
-            writer.write(_keepalive(provider))
+            writer.write(beat(provider))
             await writer.drain()
             await asyncio.sleep(0.02)
 
@@ -155,6 +175,36 @@ async def test_an_endless_stream_is_cut_at_its_bound(
             await run_turn(model, request())
         await model.aclose()
     assert "sent more than 0.25 MB in one response" in str(caught.value)
+
+
+def _gzipped(code: int, content_type: str, body: bytes) -> bytes:
+    packed = gzip.compress(body)
+    return (
+        f"HTTP/1.1 {code} X\r\ncontent-type: {content_type}\r\ncontent-encoding: gzip\r\n"
+        f"content-length: {len(packed)}\r\nconnection: close\r\n\r\n"
+    ).encode() + packed
+
+
+async def test_an_encoded_body_is_refused_not_decoded_past_the_bounds() -> None:
+    # Defect: the bounds counted the still-encoded bytes and the line bound
+    # was off for an encoded body: 407 KB of gzip holding 400 MB without a
+    # newline took 1.3 GB. Rein now asks for identity and decodes nothing.
+    bomb = _gzipped(200, "text/event-stream", b"data: " + b"a" * (4 << 20))
+    assert len(bomb) < 8192
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(bomb if len(server.paths) == 1 else _gzipped(429, "application/json", b"{}"))
+
+    async with RawServer(handler) as server:
+        model = _model("openai", server)
+        with anyio.fail_after(4), pytest.raises(StreamError) as caught:
+            await run_turn(model, request())
+        with anyio.fail_after(4), pytest.raises(RateLimitError) as limited:
+            await run_turn(model, request())
+        await model.aclose()
+    assert "answered with a gzip-encoded body though Rein asked for none" in str(caught.value)
+    assert "(a gzip-encoded body, not read: Rein asks for identity)" in str(limited.value)
+    assert all("\r\naccept-encoding: identity\r\n" in head.lower() for head in server.heads)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -282,6 +332,45 @@ async def test_an_openai_reply_without_its_usage_chunk_gets_an_estimate_not_zero
     assert usage.input_tokens > 5 and usage.output_tokens >= 3
 
 
+@pytest.mark.parametrize(
+    ("usage", "reported_input"),
+    [
+        pytest.param({}, None, id="empty"),
+        pytest.param({"prompt_tokens": None, "completion_tokens": None}, None, id="nulls"),
+        pytest.param({"prompt_tokens": 420, "completion_tokens": None}, 420, id="input-only"),
+    ],
+)
+async def test_an_openai_usage_without_numbers_is_estimated_not_zero(
+    usage: dict[str, object], reported_input: int | None
+) -> None:
+    # Defect: any usage object counted as reported, so {} or null counts
+    # gave 0 tokens in and out, not marked as an estimate. A real usage
+    # before a later empty one is kept (the second chunk).
+    real = {"prompt_tokens": 7, "completion_tokens": 3}
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + _start("openai") + _text("openai", "the whole answer"))
+        writer.write(
+            sse({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        )
+        if len(server.paths) == 2:
+            writer.write(sse({"id": "c", "choices": [], "usage": real}))
+        writer.write(sse({"id": "c", "choices": [], "usage": usage}) + sse("[DONE]"))
+
+    async with RawServer(handler) as server:
+        model = _model("openai", server)
+        guessed = (await run_turn(model, request("a question of some length"))).done.usage
+        kept = (await run_turn(model, request("a question of some length"))).done.usage
+        await model.aclose()
+    assert guessed.estimated and guessed.output_tokens >= 3
+    if reported_input is None:
+        assert guessed.input_tokens > 5
+        assert (kept.input_tokens, kept.output_tokens, kept.estimated) == (7, 3, False)
+    else:  # the count given is kept, the other estimated; the later usage wins
+        assert guessed.input_tokens == kept.input_tokens == reported_input
+        assert kept.estimated and kept.output_tokens >= 3
+
+
 def _where(tmp_path: Path, server: RawServer) -> list[str]:
     return [
         "-w", str(tmp_path / "ws"), "--storage", str(tmp_path / "store"),
@@ -366,6 +455,21 @@ def _then_a_reply(first: bytes) -> Callable[[str, asyncio.StreamWriter], Awaitab
             id="should-retry-false",
         ),
         pytest.param(_status(409, "x-should-retry: true\r\n"), 2, None, id="should-retry-true"),
+        # Defect: true made a refusal that no wait lifts retryable again
+        # (while its message said it was not retried).
+        pytest.param(
+            _status(429, "x-should-retry: true\r\n", "insufficient_quota"),
+            1,
+            [],
+            id="should-retry-true-quota",
+        ),
+        pytest.param(
+            _status(400, "x-should-retry: true\r\n", "context_length_exceeded"),
+            1,
+            [],
+            id="should-retry-true-context-length",
+        ),
+        pytest.param(_status(401, "x-should-retry: true\r\n"), 1, [], id="should-retry-true-401"),
         pytest.param(
             _status(429, "retry-after-ms: 250\r\nretry-after: 30\r\n", "rate_limit_error"),
             2,
@@ -384,9 +488,40 @@ async def test_the_servers_retry_headers_are_obeyed(
             turn = await run_turn(model, request())
         except TransientError as exc:
             assert "not retried: the server said x-should-retry: false" in str(exc)
+        except (RequestError, AuthError) as exc:
+            assert "gave up" not in str(exc)
         else:
             assert turn.done.text == "ok"
         await model.aclose()
     assert len(server.paths) == requests
     if waits is not None:
         assert sleeps.waits == waits
+
+
+def test_only_a_part_of_the_reply_is_progress() -> None:
+    assert _limits.is_progress(TextDelta("a")) and _limits.is_progress(ThinkingDelta("t"))
+    assert _limits.is_progress(ToolCallDelta(0, "call_1", "echo"))
+    assert _limits.is_progress(ToolCallDelta(0, arguments_delta='{"te'))
+    # An OpenAI tool_calls entry that repeats only its index, empty text.
+    assert not _limits.is_progress(ToolCallDelta(0))
+    assert not _limits.is_progress(TextDelta("")) and not _limits.is_progress(ThinkingDelta(""))
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param("retry-after: -5\r\n", id="negative"),
+        pytest.param("retry-after: Wed, 21 Oct 2015 07:28:00 GMT\r\n", id="past-date"),
+        pytest.param("retry-after-ms: -1\r\nretry-after: 0\r\n", id="ms-negative-and-zero"),
+    ],
+)
+async def test_a_retry_after_of_no_time_leaves_the_backoff(headers: str) -> None:
+    # Defect: each of these made the retry come at once (a wait of 0 s).
+    sleeps = SleepLog()
+    async with RawServer(_then_a_reply(_status(503, headers))) as server:
+        model = make_model("anthropic", None, base_url=server.url, sleep=sleeps)
+        turn = await run_turn(model, request())
+        await model.aclose()
+    assert turn.done.text == "ok" and len(server.paths) == 2
+    base = FAST_RETRY.base_delay
+    assert len(sleeps.waits) == 1 and base / 2 <= sleeps.waits[0] <= base

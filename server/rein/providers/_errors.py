@@ -43,12 +43,13 @@ _MAX_MESSAGE = 600
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or an
-    HTTP-date); None when absent or unreadable."""
+    HTTP-date); None when absent, unreadable, or not above 0 (a date in the
+    past, ``0``, ``-5``): the backoff then decides, as in the vendors' SDKs."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        return _positive(float(value))
     except ValueError:
         pass
     try:
@@ -58,32 +59,48 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if when.tzinfo is None:
         return None
     current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
+    return _positive(when.timestamp() - current)
+
+
+def _positive(seconds: float) -> float | None:
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def header_retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from a response's headers: ``retry-after-ms`` (what
     the vendors' SDKs read first), else ``Retry-After``; None when neither
-    is readable."""
+    is readable and above 0."""
     try:
-        millis = float(headers.get("retry-after-ms") or "")
+        millis = _positive(float(headers.get("retry-after-ms") or ""))
     except ValueError:
-        millis = -1.0
-    if millis >= 0 and math.isfinite(millis):
+        millis = None
+    if millis is not None:
         return millis / 1000
     return parse_retry_after(headers.get("retry-after"))
 
 
-def server_says_retry(error: ProviderError, header: str | None) -> ProviderError:
+def server_says_retry(error: ProviderError, header: str | None, body: str) -> ProviderError:
     """``x-should-retry`` (Anthropic's and OpenAI's SDKs obey it): ``false``
-    forbids a retry, ``true`` asks for one; anything else changes nothing."""
+    forbids a retry, ``true`` asks for one of a refusal Rein does not know
+    to be final (a 409, a plain 4xx). The SDKs obey ``true`` whatever the
+    status; Rein never retries what no wait changes, whatever the header
+    says: a rejected key (401, 403), a quota or spend limit (429 and its
+    code in ``body``), a prompt over the context window. Anything else
+    changes nothing."""
     value = (header or "").strip().lower()
     if value == "false" and error.retryable:
         error.retryable = False
         error.args = (f"{error.args[0]} (not retried: the server said x-should-retry: false)",)
-    elif value == "true" and not error.retryable and not isinstance(error, AuthError):
+    elif value == "true" and not error.retryable and not _final(error, body):
         error.retryable = True
     return error
+
+
+def _final(error: ProviderError, body: str) -> bool:
+    """Whether a refusal is one that retrying never lifts."""
+    if isinstance(error, AuthError | ContextLengthError):
+        return True
+    return error.status == 429 and quota_code(body) is not None
 
 
 def error_message(body: str) -> str:

@@ -34,7 +34,7 @@ from rein.providers._errors import (
     status_error,
     transport_error,
 )
-from rein.providers._limits import BoundedStream, with_progress
+from rein.providers._limits import BoundedStream, Progress
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
 
@@ -57,7 +57,8 @@ _DRAIN_SECONDS = 1.0
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """Exponential backoff with jitter for retryable errors (429, 5xx,
-    connection errors, stalls). ``Retry-After`` wins over the backoff; a
+    connection errors, stalls). A ``Retry-After`` above 0 wins over the
+    backoff (one of 0 or less is no wait at all: the backoff stands); a
     server asking for more than ``max_retry_after`` seconds fails the turn
     at once instead."""
 
@@ -71,7 +72,7 @@ class RetryPolicy:
         to give up."""
         if retry > self.max_retries:
             return None
-        if retry_after is not None:
+        if retry_after is not None and retry_after > 0:
             return retry_after if retry_after <= self.max_retry_after else None
         ceiling = min(self.max_delay, self.base_delay * 2.0 ** (retry - 1))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
@@ -276,6 +277,10 @@ class HttpModel(ABC):
             **self.headers(),
             # Lower-cased so that an extra header replaces a built-in one.
             **{name.lower(): value for name, value in self.config.extra_headers.items()},
+            # Last, so that no extra header changes it: the body's bounds
+            # count the bytes as they arrive, which only an unencoded body
+            # makes the bytes the reply takes (_refuse_encoded).
+            "accept-encoding": "identity",
         }
         http_request = client.build_request("POST", url, content=body, headers=headers)
         chunks: list[bytes] = []
@@ -291,14 +296,15 @@ class HttpModel(ABC):
                     raise await self._status_error(response)
                 if 300 <= response.status_code < 400:
                     raise redirect_error(response, label=self.label, url=url)
+                _refuse_encoded(response, self.label)
                 assembler = self.assembler(request)
-                progress = self.config.stream_progress_timeout
-                async with aclosing(
-                    with_progress(self._events(response), progress, self.label)
-                ) as events:
-                    async for event in events:
-                        for delta in assembler.feed(event):
+                progress = Progress(self.config.stream_progress_timeout, self.label)
+                async with aclosing(self._events(response)) as events:
+                    while (event := await progress.next(events)) is not None:
+                        deltas = assembler.feed(event)
+                        for delta in deltas:
                             yield delta
+                        progress.saw(deltas)
                         if assembler.done:
                             break
                     if assembler.done:
@@ -332,34 +338,26 @@ class HttpModel(ABC):
         with a wire dump, keep a copy of it in ``chunks``."""
         if not isinstance(response.stream, httpx.AsyncByteStream):
             return
-        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
         response.stream = BoundedStream(
             response.stream,
             label=self.label,
             max_total=_limits.MAX_RESPONSE_BYTES,
-            max_line=None if encoded else _limits.MAX_LINE_BYTES,
+            max_line=_limits.MAX_LINE_BYTES,
         )
         if self._dump is not None:
             response.stream = TapStream(response.stream, chunks)
 
     async def _status_error(self, response: httpx.Response) -> ProviderError:
-        raw = bytearray()
-        try:
-            async for piece in response.aiter_bytes():
-                raw += piece
-                if len(raw) > _MAX_ERROR_BODY:
-                    break
-        except httpx.HTTPError:
-            pass  # the status alone is enough to report
+        body = await _error_body(response)
         error = status_error(
             response.status_code,
-            raw.decode("utf-8", errors="replace"),
+            body,
             label=self.label,
             api_key_env=self.api_key_env,
             key_present=self.config.api_key() is not None,
             retry_after=header_retry_after(response.headers),
         )
-        return server_says_retry(error, response.headers.get("x-should-retry"))
+        return server_says_retry(error, response.headers.get("x-should-retry"), body)
 
     async def _events(self, response: httpx.Response) -> AsyncGenerator[ServerSentEvent, None]:
         content_type = response.headers.get("content-type", "")
@@ -379,6 +377,42 @@ class HttpModel(ABC):
             )
         for event in events:
             yield event
+
+
+def _encoding(response: httpx.Response) -> str | None:
+    """The response's content encoding, or None for an unencoded body."""
+    value = response.headers.get("content-encoding", "").strip().lower()
+    return None if value in ("", "identity") else value
+
+
+def _refuse_encoded(response: httpx.Response, label: str) -> None:
+    """An encoded body Rein did not ask for is never decoded: its bounds
+    (:mod:`rein.providers._limits`) count the bytes on the wire, and 400 KB
+    of gzip decode to 400 MB."""
+    encoding = _encoding(response)
+    if encoding is not None:
+        raise StreamError(
+            f"{label} answered with a {encoding}-encoded body though Rein asked for none "
+            "(Accept-Encoding: identity); it is not decoded (a proxy that compresses "
+            "anyway must be told not to): the request was cancelled"
+        )
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error response's body (enough for its message); an
+    encoded one is not read, since a few KB of gzip can hold GBs."""
+    encoding = _encoding(response)
+    if encoding is not None:
+        return f"(a {encoding}-encoded body, not read: Rein asks for identity)"
+    raw = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            raw += piece
+            if len(raw) > _MAX_ERROR_BODY:
+                break
+    except httpx.HTTPError:
+        pass  # the status alone is enough to report
+    return raw.decode("utf-8", errors="replace")
 
 
 def _amend(exc: ModelError, note: str) -> None:

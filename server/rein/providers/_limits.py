@@ -2,31 +2,37 @@
 one line of it (a server that streams without end, or one endless line,
 would otherwise grow Rein's memory until the machine gives out), and the
 time a stream may go on with keep-alives only (Anthropic ``ping`` events,
-``: comment`` lines), which reset the idle timeout but carry no reply."""
+``: comment`` lines, events whose delta is empty), which reset the idle
+timeout but carry no reply."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator, Iterable
+from typing import TypeVar
 
 import anyio
 import httpx
-from httpx_sse import ServerSentEvent
 
 from rein.harness.errors import StreamError, TransientError
+from rein.harness.ports import ModelDelta, TextDelta, ThinkingDelta, ToolCallDelta
 
-__all__ = ["MAX_LINE_BYTES", "MAX_RESPONSE_BYTES", "BoundedStream", "with_progress"]
+__all__ = ["MAX_LINE_BYTES", "MAX_RESPONSE_BYTES", "BoundedStream", "Progress", "is_progress"]
+
+T = TypeVar("T")
 
 #: One response body at most (a reply of 128k tokens streams well under
 #: 10 MB of SSE).
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-#: One line of an uncompressed response at most.
+#: One line of a response at most (Rein asks for an unencoded body and
+#: refuses an encoded one, so these count the bytes the reply takes).
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
 class BoundedStream(httpx.AsyncByteStream):
     """Passes a response body through; raises StreamError (not retried)
-    once it passes ``max_total`` bytes, or, when ``max_line`` is given (an
-    uncompressed body), once one line passes ``max_line`` bytes."""
+    once it passes ``max_total`` bytes, or, when ``max_line`` is given,
+    once one line passes ``max_line`` bytes. It counts the bytes on the
+    wire: an encoded body is refused before it is read (``_http``)."""
 
     def __init__(
         self,
@@ -69,29 +75,38 @@ def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):g} MB"
 
 
-def is_progress(event: ServerSentEvent) -> bool:
-    """Whether an event carries the reply (a keep-alive ``ping`` does not)."""
-    return bool(event.data) and event.event != "ping"
+def is_progress(delta: ModelDelta) -> bool:
+    """Whether a delta is a part of the reply: text, thinking, a tool call's
+    arguments, id or name. An event that yields none (a keep-alive, an empty
+    ``delta``, an empty ``text_delta``) is not."""
+    if isinstance(delta, TextDelta | ThinkingDelta):
+        return bool(delta.text)
+    if isinstance(delta, ToolCallDelta):
+        return bool(delta.arguments_delta or delta.id or delta.name)
+    return False
 
 
-async def with_progress(
-    events: AsyncIterator[ServerSentEvent], seconds: float, label: str
-) -> AsyncGenerator[ServerSentEvent, None]:
-    """``events``, failing with a TransientError when ``seconds`` pass
-    without an event that carries the reply (:func:`is_progress`)."""
-    deadline = anyio.current_time() + seconds
-    iterator = aiter(events)
-    while True:
-        event: ServerSentEvent | None = None
-        with anyio.move_on_at(deadline) as scope:
-            event = await anext(iterator, None)
-        if scope.cancelled_caught:
-            raise TransientError(
-                f"{label} sent no part of the reply for {seconds:g} s, only keep-alives "
-                "(streamProgressTimeout); the request was cancelled"
-            )
-        if event is None:
-            return
-        if is_progress(event):
-            deadline = anyio.current_time() + seconds
-        yield event
+class Progress:
+    """The clock of ``streamProgressTimeout``: :meth:`next` waits for the
+    next item of a stream until ``seconds`` have passed since the last part
+    of the reply (:meth:`saw`), then fails with a TransientError."""
+
+    def __init__(self, seconds: float, label: str) -> None:
+        self._seconds = seconds
+        self._label = label
+        self._deadline = anyio.current_time() + seconds
+
+    def saw(self, deltas: Iterable[ModelDelta]) -> None:
+        """Restart the clock when ``deltas`` hold a part of the reply."""
+        if any(is_progress(d) for d in deltas):
+            self._deadline = anyio.current_time() + self._seconds
+
+    async def next(self, items: AsyncIterator[T]) -> T | None:
+        """The next item of ``items``; None at its end."""
+        with anyio.move_on_at(self._deadline):
+            return await anext(items, None)
+        raise TransientError(
+            f"{self._label} sent no part of the reply for {self._seconds:g} s, only "
+            "keep-alives (streamProgressTimeout): no text, thinking or tool call came; "
+            "the request was cancelled"
+        )

@@ -7,6 +7,7 @@ Studio and OpenRouter: only the base URL, the key and the model differ.
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -166,13 +167,13 @@ class OpenAIAssembler:
         self._model = model
         #: The request, to estimate the usage of a reply that came without it.
         self._request = request
-        self._usage_seen = False
         self._text: list[str] = []
         self._thinking: list[str] = []
         self._slots: list[_CallSlot] = []
         self._by_index: dict[int, _CallSlot] = {}
         self._finish: str | None = None
-        self._usage = Usage()
+        #: The last usage that had a number (a later one without is ignored).
+        self._counts: _Counts | None = None
 
     def feed(self, event: ServerSentEvent) -> list[ModelDelta]:
         data = event.data
@@ -199,9 +200,9 @@ class OpenAIAssembler:
         if isinstance(chunk.get("model"), str) and chunk["model"]:
             self._model = chunk["model"]
         usage = chunk.get("usage")
-        if isinstance(usage, dict):
-            self._usage = _usage(usage)
-            self._usage_seen = True
+        counts = _counts(usage) if isinstance(usage, dict) else None
+        if counts is not None:
+            self._counts = counts
         out: list[ModelDelta] = []
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
@@ -274,25 +275,68 @@ class OpenAIAssembler:
         stop = _STOP_REASONS.get(self._finish or "stop", "stop")
         if self._slots and stop == "stop":
             stop = "tool_use"  # some servers say "stop" after tool calls
-        usage = self._usage
-        if not self._usage_seen and self._request is not None:
-            # No usage chunk (a server without stream_options, or a stream
-            # cut after its finish_reason): an estimate, marked, never zero.
-            usage = estimated_usage(self._request, parts)
         return AssistantMessage(
-            content=tuple(parts), stop_reason=stop, usage=usage, model=self._model
+            content=tuple(parts), stop_reason=stop, usage=self._usage(parts), model=self._model
+        )
+
+    def _usage(self, parts: Sequence[ContentPart]) -> Usage:
+        """The reported usage; what it lacks (no usage chunk: a server
+        without stream_options, a stream cut after its finish_reason; a
+        usage of ``{}`` or null counts) estimated and marked, never zero."""
+        counts = self._counts
+        if counts is not None and counts.prompt is not None and counts.completion is not None:
+            return counts.usage(counts.prompt, counts.completion, estimated=False)
+        if self._request is None:
+            return (
+                Usage()
+                if counts is None
+                else counts.usage(counts.prompt or 0, counts.completion or 0, estimated=False)
+            )
+        guess = estimated_usage(self._request, parts)
+        if counts is None:
+            return guess
+        prompt = counts.prompt if counts.prompt is not None else guess.input_tokens
+        completion = counts.completion if counts.completion is not None else guess.output_tokens
+        return counts.usage(prompt, completion, estimated=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """A usage chunk's numbers; None for a count it did not give."""
+
+    prompt: int | None
+    completion: int | None
+    cached: int
+
+    def usage(self, prompt: int, completion: int, *, estimated: bool) -> Usage:
+        return Usage(
+            input_tokens=max(0, prompt - self.cached),
+            output_tokens=completion,
+            cache_read_tokens=self.cached,
+            estimated=estimated,
         )
 
 
-def _usage(data: dict[str, Any]) -> Usage:
-    details = data.get("prompt_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0)
-    prompt = int(data.get("prompt_tokens") or 0)
-    return Usage(
-        input_tokens=max(0, prompt - cached),
-        output_tokens=int(data.get("completion_tokens") or 0),
-        cache_read_tokens=cached,
-    )
+def _counts(data: dict[str, Any]) -> _Counts | None:
+    """The numbers of a ``usage`` object; None when it has neither
+    ``prompt_tokens`` nor ``completion_tokens`` (``{}``, nulls)."""
+    prompt = _count(data.get("prompt_tokens"))
+    completion = _count(data.get("completion_tokens"))
+    if prompt is None and completion is None:
+        return None
+    details = data.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    cached = cached or _count(data.get("prompt_cache_hit_tokens")) or 0
+    return _Counts(prompt, completion, cached)
+
+
+def _count(value: Any) -> int | None:
+    """A token count: a finite number not below 0, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    return int(value)
 
 
 class OpenAIModel(HttpModel):
