@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -19,9 +20,13 @@ from rein.lsp.server import ReinServer
 class Capture:
     def __init__(self) -> None:
         self.data = b""
+        #: Set at each write, once a test made it (an async handler's answer).
+        self.written: asyncio.Event | None = None
 
     def write(self, data: bytes) -> None:
         self.data += data
+        if self.written is not None:
+            self.written.set()
 
     def close(self) -> None:
         pass
@@ -122,10 +127,13 @@ def test_code_action_without_params_names_the_missing_fields() -> None:
     assert "params.textDocument" in answer["error"]["message"]
 
 
-def test_a_nested_object_with_a_jsonrpc_key_is_just_data() -> None:
+async def test_a_nested_object_with_a_jsonrpc_key_is_just_data() -> None:
     server, capture = _server()
+    capture.written = asyncio.Event()
     params = {"sessionId": {"jsonrpc": "2.0", "id": 1, "method": "rein/abort"}}
     server.protocol.handle_frame(_request(3, "rein/abort", params))
+    # rein/abort is async (a stored session is looked up): answered by its task.
+    await asyncio.wait_for(capture.written.wait(), 10)
     [answer] = capture.messages()
     assert answer["error"]["code"] == -32602
     assert "sessionId" in answer["error"]["message"]

@@ -257,6 +257,9 @@ class ReinProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         #: ``initialize`` arrived (:meth:`_before_initialize` until then).
         self._initialize_asked = False
+        #: A ``shutdown`` request came (its handler may still be running):
+        #: ``exit`` then ends the process with 0, as the LSP says.
+        self.shutdown_received = False
 
     def _before_initialize(self, message: Any, method: str) -> None:
         """A message before ``initialize``, as the LSP spec says: a
@@ -286,6 +289,8 @@ class ReinProtocol(LanguageServerProtocol):
             elif method != lsp.EXIT:
                 self._before_initialize(message, method)
                 return
+        if method == lsp.SHUTDOWN:
+            self.shutdown_received = True
         if self._shutdown and getattr(message, "method", lsp.EXIT) != lsp.EXIT:
             if hasattr(message, "method") and getattr(message, "id", None) is not None:
                 self._send_error(

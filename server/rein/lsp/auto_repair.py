@@ -117,10 +117,15 @@ class AutoRepairer:
 
     async def _after_debounce(self, uri: str) -> None:
         try:
-            await asyncio.sleep(self.debounce_s)
+            # A save that came before the editor's configuration is judged by
+            # it as it first arrives (not by a later change: auto-repair
+            # switched on afterwards does not reach back to this save) ...
             await self._settings.ready(CONFIGURATION_WAIT_S)
             if not self.enabled():
                 return
+            await asyncio.sleep(self.debounce_s)
+            if not self.enabled():
+                return  # ... and one switched off during the debounce is not repaired
             errors = await self._errors(uri)
             if not errors:
                 return

@@ -46,10 +46,12 @@ def serve_stdio(
         log.error("the client is gone; shutting down")
     except KeyboardInterrupt:
         pass
-    except SystemExit as stop:
-        # ``exit``: 0 after ``shutdown``, else 1 (the LSP's rule, pygls's
-        # code); the process exits with it once the server is shut down.
-        return stop.code if isinstance(stop.code, int) else 1
+    except SystemExit:
+        # ``exit``: 0 when a ``shutdown`` request was received before it
+        # (even one whose handler still ran: pygls counts it only once
+        # done), else 1, as the LSP specifies; the process exits with it
+        # once the server is shut down.
+        return 0 if protocol.shutdown_received else 1
     finally:
         server.shutdown()
     return 0
