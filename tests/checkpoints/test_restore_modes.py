@@ -87,3 +87,20 @@ async def test_a_restore_stopped_before_the_mode_sets_it_when_run_again(tmp_path
     assert mode(tmp_path / "run.sh") == 0o755 and result.conflicts == ()
     again = await Restorer(store, DiskWorkspace(tmp_path)).restore(RestoreRequest(SESSION, "run_1"))
     assert again.already_restored == ("run.sh",) and again.restored == ()
+
+
+async def test_a_link_made_again_leaves_what_it_leads_to_alone(tmp_path: Path) -> None:
+    (tmp_path / "Y.txt").write_text("orig\n")
+    os.symlink("Y.txt", tmp_path / "L")
+    store = MemoryCheckpointStore()
+    await captured_run(tmp_path, store, "L")
+    # The run never touched Y.txt: the person's edit of it is theirs.
+    (tmp_path / "Y.txt").write_text("the person's edit\n")
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    assert [(f.path, f.detail) for f in result.restored] == [("L", "a symbolic link to Y.txt")]
+    assert os.readlink(tmp_path / "L") == "Y.txt" and result.conflicts == ()
+    assert (tmp_path / "Y.txt").read_text() == "the person's edit\n"
+    again = await Restorer(store, DiskWorkspace(tmp_path)).restore(RestoreRequest(SESSION, "run_1"))
+    assert again.already_restored == ("L",) and again.restored == () and again.conflicts == ()

@@ -34,8 +34,9 @@ known gets it back after its text is written (a script the run deleted
 comes back executable; a file whose only change was its mode, a ``chmod``
 of a command, has just its mode set back, with no conflict check: its text
 is already the target's). A target that was a symbolic link is made a link
-again (to the same target; its content, read through it, is written only
-when it differs and lies in the workspace); where the link cannot be made,
+again (to the same target, which is never written: a file of its own); a
+link the run wrote through, still there, gets its content back through it
+(only when it differs and lies in the workspace); where the link cannot be made,
 the path is a conflict saying so and nothing is written there: a link is
 never brought back as a regular file. A checkpoint of an older Rein has no
 modes: its files keep the mode the workspace gives them.
@@ -348,7 +349,7 @@ class Restorer:
         workspace_path(self.workspace.root, path)
         current = await self._current(path)
         item = _PathPlan(path, target, expected, current, "write")
-        if current.matches(target):
+        if current.matches(target) or _link_back(current, target, history):
             item.action = "already"
             return item
         if current.mode_only(target):
@@ -489,7 +490,8 @@ class Restorer:
 
     async def _link(self, item: _PathPlan) -> str | None:
         """Make the path the symbolic link it was (never a regular file in
-        its place), then its content through it when that was stored."""
+        its place), its target left alone; a link the run wrote through
+        (there still) gets the content it led to, when that was stored."""
         link = item.target.link
         assert link is not None
         if item.current.link != link:
@@ -501,8 +503,8 @@ class Restorer:
                     f"({exc}): nothing was written in its place"
                 )
         item.detail = f"a symbolic link to {link}"
-        if item.target_text is None:
-            return None
+        if item.target_text is None or item.current.link != link:
+            return None  # a link made again: what it leads to is left alone
         try:
             now = await self.workspace.read_text(item.path)
             if now.text != item.target_text:
@@ -522,6 +524,21 @@ class Restorer:
             checkpoint_text=item.expected_text,
             current_text=item.current.text,
         )
+
+
+def _link_back(
+    current: _Current, target: FileVersion, history: Sequence[tuple[CheckpointChange, FileChange]]
+) -> bool:
+    """The link a run removed or changed (a restore made it again) is there
+    again: what it leads to was not written through it, it is a file of its
+    own (restored by its own path if a run changed it), so its content does
+    not count."""
+    link = target.link
+    return (
+        link is not None
+        and current.link == link
+        and any(link != file.before.link or link != file.after.link for _, file in history)
+    )
 
 
 def _interrupted(current: _Current, history: Sequence[tuple[CheckpointChange, FileChange]]) -> bool:
