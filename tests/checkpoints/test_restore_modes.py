@@ -9,8 +9,10 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from rein.checkpoints.capture import CheckpointCapture
-from rein.checkpoints.file_meta import NoFileMeta
+from rein.checkpoints.file_meta import DiskFileMeta, NoFileMeta
 from rein.checkpoints.model import MemoryCheckpointStore
 from rein.checkpoints.restore import Restorer, RestoreRequest
 from rein.disk.disk_workspace import DiskWorkspace
@@ -19,6 +21,15 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.run.run_record import RunRecord, recording
 
 SESSION = "ses_modes"
+
+
+class Killed(BaseException):
+    """The process ends here (as SIGKILL would: nothing after it runs)."""
+
+
+class KilledAtTheMode(DiskFileMeta):
+    async def set_mode(self, path: str, mode: int) -> None:
+        raise Killed
 
 
 def mode(path: Path) -> int:
@@ -75,9 +86,11 @@ async def test_a_restore_stopped_before_the_mode_sets_it_when_run_again(tmp_path
     os.chmod(tmp_path / "run.sh", 0o755)
     store = MemoryCheckpointStore()
     await captured_run(tmp_path, store, "run.sh")
-    # As a restore killed between its write and its chmod leaves it.
-    (tmp_path / "run.sh").write_text("echo\n")
-    os.chmod(tmp_path / "run.sh", 0o644)
+    with pytest.raises(Killed):  # a restore killed between its write and its chmod
+        await Restorer(store, DiskWorkspace(tmp_path), meta=KilledAtTheMode(tmp_path)).restore(
+            RestoreRequest(SESSION, "run_1")
+        )
+    assert (tmp_path / "run.sh").read_text() == "echo\n" and mode(tmp_path / "run.sh") != 0o755
     result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
         RestoreRequest(SESSION, "run_1")
     )
@@ -104,3 +117,19 @@ async def test_a_link_made_again_leaves_what_it_leads_to_alone(tmp_path: Path) -
     assert (tmp_path / "Y.txt").read_text() == "the person's edit\n"
     again = await Restorer(store, DiskWorkspace(tmp_path)).restore(RestoreRequest(SESSION, "run_1"))
     assert again.already_restored == ("L",) and again.restored == () and again.conflicts == ()
+
+
+async def test_a_mode_the_person_set_since_the_run_is_a_conflict(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("echo\n")
+    os.chmod(script, 0o755)
+    store = MemoryCheckpointStore()
+    await captured_run(tmp_path, store, "run.sh")
+    # The person makes it again, the same text, their own mode.
+    script.write_text("echo\n")
+    os.chmod(script, 0o700)
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    assert result.restored == () and [c.path for c in result.conflicts] == ["run.sh"]
+    assert mode(script) == 0o700

@@ -32,14 +32,15 @@ atomic per file (a versioned edit in the editor, a rename on disk).
 Modes and links (:mod:`rein.checkpoints.file_meta`): a target whose mode is
 known gets it back after its text is written (a script the run deleted
 comes back executable; a file whose only change was its mode, a ``chmod``
-of a command, has just its mode set back, with no conflict check: its text
-is already the target's). A target that was a symbolic link is made a link
-again (to the same target, which is never written: a file of its own); a
-link the run wrote through, still there, gets its content back through it
-(only when it differs and lies in the workspace); where the link cannot be made,
-the path is a conflict saying so and nothing is written there: a link is
-never brought back as a regular file. A checkpoint of an older Rein has no
-modes: its files keep the mode the workspace gives them.
+of a command, has just its mode set back, when the mode is still the one
+the runs left: a mode the person set since is a conflict, as a text is).
+A target that was a symbolic link is made a link again (to the same
+target, which is never written: a file of its own); a link the run wrote
+through, still there, gets its content back through it (only when it
+differs and lies in the workspace); where the link cannot be made, the
+path is a conflict saying so and nothing is written there: a link is
+never brought back as a regular file. A checkpoint of an older Rein has
+no modes: its files keep the mode the workspace gives them.
 """
 
 from __future__ import annotations
@@ -352,7 +353,9 @@ class Restorer:
         if current.matches(target) or _link_back(current, target, history):
             item.action = "already"
             return item
-        if current.mode_only(target):
+        if current.mode_only(target) and (
+            current.matches(expected) or _interrupted(current, history)
+        ):
             return item  # its text is the target's: only the mode is set back
         if target.state == "unstored" and target.link is None:
             item.action, item.reason = "skip", target.reason
@@ -542,14 +545,15 @@ def _link_back(
 
 
 def _interrupted(current: _Current, history: Sequence[tuple[CheckpointChange, FileChange]]) -> bool:
-    """The path is as a restore that came last found it: that restore was
-    stopped before it wrote this file (its journal is written first), so
-    the file is still the runs' and may be written."""
+    """The path is as a restore that came last found it, or has its text
+    and not yet its mode: that restore was stopped before it wrote this
+    file (its journal is written first) or before it set its mode, so the
+    file is still the runs' (or the restore's) and may be written."""
     for change, file in reversed(history):
         if change.origin != "restore":
             return False
-        if current.matches(file.before):
-            return True
+        if current.matches(file.before) or current.mode_only(file.after):
+            return True  # not written, or its text written and not its mode
     return False
 
 
