@@ -36,8 +36,11 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.lstat().st_mode)
 
 
-async def captured_run(root: Path, store: MemoryCheckpointStore, *deleted: str) -> None:
-    """A run of the session that deletes ``deleted`` through the workspace."""
+async def captured_run(
+    root: Path, store: MemoryCheckpointStore, *deleted: str, written: dict[str, str] | None = None
+) -> None:
+    """A run of the session that deletes ``deleted`` and writes ``written``
+    through the workspace."""
     log = MutationLog()
     workspace = TrackedWorkspace(DiskWorkspace(root), log)
     capture = CheckpointCapture(store, workspace, SESSION, mutations=log)
@@ -48,6 +51,8 @@ async def captured_run(root: Path, store: MemoryCheckpointStore, *deleted: str) 
     with recording(record):
         for path in deleted:
             await workspace.delete(path)
+        for path, text in (written or {}).items():
+            await workspace.write_text(path, text)
     capture.detach()
 
 
@@ -133,3 +138,26 @@ async def test_a_mode_the_person_set_since_the_run_is_a_conflict(tmp_path: Path)
     )
     assert result.restored == () and [c.path for c in result.conflicts] == ["run.sh"]
     assert mode(script) == 0o700
+
+
+async def test_a_conflict_about_a_mode_says_the_modes(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("echo\n")
+    os.chmod(script, 0o755)
+    store = MemoryCheckpointStore()
+    await captured_run(tmp_path, store, written={"run.sh": "echo hi\n"})
+    os.chmod(script, 0o600)  # the person's, after the run
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    [conflict] = result.conflicts
+    assert conflict.reason == "its mode changed after the run (mode 600 now, 755 after the run)"
+    script.write_text("echo again\n")
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    [conflict] = result.conflicts
+    assert (
+        conflict.reason == "changed after the run, its mode too (mode 600 now, 755 after the run)"
+    )
+    assert "+echo again" in conflict.diff and mode(script) == 0o600

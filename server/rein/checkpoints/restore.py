@@ -382,7 +382,12 @@ class Restorer:
             return "deleted after the run"
         if not expected.present:
             return "created again after the run"
-        return "changed after the run"
+        if current.mode is None or expected.mode is None or current.mode == expected.mode:
+            return "changed after the run"
+        modes = f"mode {format_mode(current.mode)} now, {format_mode(expected.mode)} after the run"
+        if current.same_text(expected):
+            return f"its mode changed after the run ({modes})"
+        return f"changed after the run, its mode too ({modes})"
 
     # ----------------------------------------------------------------- apply
 
