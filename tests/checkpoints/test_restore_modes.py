@@ -9,8 +9,10 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from rein.checkpoints.capture import CheckpointCapture
-from rein.checkpoints.file_meta import NoFileMeta
+from rein.checkpoints.file_meta import DiskFileMeta, NoFileMeta
 from rein.checkpoints.model import MemoryCheckpointStore
 from rein.checkpoints.restore import Restorer, RestoreRequest
 from rein.disk.disk_workspace import DiskWorkspace
@@ -21,12 +23,24 @@ from rein.harness.run.run_record import RunRecord, recording
 SESSION = "ses_modes"
 
 
+class Killed(BaseException):
+    """The process ends here (as SIGKILL would: nothing after it runs)."""
+
+
+class KilledAtTheMode(DiskFileMeta):
+    async def set_mode(self, path: str, mode: int) -> None:
+        raise Killed
+
+
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.lstat().st_mode)
 
 
-async def captured_run(root: Path, store: MemoryCheckpointStore, *deleted: str) -> None:
-    """A run of the session that deletes ``deleted`` through the workspace."""
+async def captured_run(
+    root: Path, store: MemoryCheckpointStore, *deleted: str, written: dict[str, str] | None = None
+) -> None:
+    """A run of the session that deletes ``deleted`` and writes ``written``
+    through the workspace."""
     log = MutationLog()
     workspace = TrackedWorkspace(DiskWorkspace(root), log)
     capture = CheckpointCapture(store, workspace, SESSION, mutations=log)
@@ -37,6 +51,8 @@ async def captured_run(root: Path, store: MemoryCheckpointStore, *deleted: str) 
     with recording(record):
         for path in deleted:
             await workspace.delete(path)
+        for path, text in (written or {}).items():
+            await workspace.write_text(path, text)
     capture.detach()
 
 
@@ -75,9 +91,11 @@ async def test_a_restore_stopped_before_the_mode_sets_it_when_run_again(tmp_path
     os.chmod(tmp_path / "run.sh", 0o755)
     store = MemoryCheckpointStore()
     await captured_run(tmp_path, store, "run.sh")
-    # As a restore killed between its write and its chmod leaves it.
-    (tmp_path / "run.sh").write_text("echo\n")
-    os.chmod(tmp_path / "run.sh", 0o644)
+    with pytest.raises(Killed):  # a restore killed between its write and its chmod
+        await Restorer(store, DiskWorkspace(tmp_path), meta=KilledAtTheMode(tmp_path)).restore(
+            RestoreRequest(SESSION, "run_1")
+        )
+    assert (tmp_path / "run.sh").read_text() == "echo\n" and mode(tmp_path / "run.sh") != 0o755
     result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
         RestoreRequest(SESSION, "run_1")
     )
@@ -87,3 +105,59 @@ async def test_a_restore_stopped_before_the_mode_sets_it_when_run_again(tmp_path
     assert mode(tmp_path / "run.sh") == 0o755 and result.conflicts == ()
     again = await Restorer(store, DiskWorkspace(tmp_path)).restore(RestoreRequest(SESSION, "run_1"))
     assert again.already_restored == ("run.sh",) and again.restored == ()
+
+
+async def test_a_link_made_again_leaves_what_it_leads_to_alone(tmp_path: Path) -> None:
+    (tmp_path / "Y.txt").write_text("orig\n")
+    os.symlink("Y.txt", tmp_path / "L")
+    store = MemoryCheckpointStore()
+    await captured_run(tmp_path, store, "L")
+    # The run never touched Y.txt: the person's edit of it is theirs.
+    (tmp_path / "Y.txt").write_text("the person's edit\n")
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    assert [(f.path, f.detail) for f in result.restored] == [("L", "a symbolic link to Y.txt")]
+    assert os.readlink(tmp_path / "L") == "Y.txt" and result.conflicts == ()
+    assert (tmp_path / "Y.txt").read_text() == "the person's edit\n"
+    again = await Restorer(store, DiskWorkspace(tmp_path)).restore(RestoreRequest(SESSION, "run_1"))
+    assert again.already_restored == ("L",) and again.restored == () and again.conflicts == ()
+
+
+async def test_a_mode_the_person_set_since_the_run_is_a_conflict(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("echo\n")
+    os.chmod(script, 0o755)
+    store = MemoryCheckpointStore()
+    await captured_run(tmp_path, store, "run.sh")
+    # The person makes it again, the same text, their own mode.
+    script.write_text("echo\n")
+    os.chmod(script, 0o700)
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    assert result.restored == () and [c.path for c in result.conflicts] == ["run.sh"]
+    assert mode(script) == 0o700
+
+
+async def test_a_conflict_about_a_mode_says_the_modes(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("echo\n")
+    os.chmod(script, 0o755)
+    store = MemoryCheckpointStore()
+    await captured_run(tmp_path, store, written={"run.sh": "echo hi\n"})
+    os.chmod(script, 0o600)  # the person's, after the run
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    [conflict] = result.conflicts
+    assert conflict.reason == "its mode changed after the run (mode 600 now, 755 after the run)"
+    script.write_text("echo again\n")
+    result = await Restorer(store, DiskWorkspace(tmp_path)).restore(
+        RestoreRequest(SESSION, "run_1")
+    )
+    [conflict] = result.conflicts
+    assert (
+        conflict.reason == "changed after the run, its mode too (mode 600 now, 755 after the run)"
+    )
+    assert "+echo again" in conflict.diff and mode(script) == 0o600

@@ -3,8 +3,10 @@ a symbolic link, the link itself.
 
 A file's text goes through the :class:`~rein.harness.ports.Workspace` (the
 editor's buffer, the disk); its permission bits and whether it is a link
-are the disk's own, read and set here with ``lstat``, ``chmod`` and
-``symlink`` (:class:`DiskFileMeta`): a script the run deleted comes back
+are the disk's own, read and set here with ``lstat``, ``fchmod`` and
+``symlink`` (:class:`DiskFileMeta`; set through descriptors opened without
+following a link, so a path swapped for a link meanwhile is refused, never
+followed out of the workspace): a script the run deleted comes back
 executable, a link the run removed comes back as the link.
 :class:`FileMeta` is the seam (unit tests give a workspace in memory none:
 :class:`NoFileMeta`, and modes and links are then simply not known).
@@ -23,6 +25,10 @@ from typing import Protocol
 import anyio
 
 __all__ = ["DiskFileMeta", "FileMeta", "Meta", "NoFileMeta", "format_mode"]
+
+_NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
+_FILE = _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,31 +106,65 @@ class DiskFileMeta:
     async def meta(self, path: str) -> Meta | None:
         return await anyio.to_thread.run_sync(self._meta, path)
 
-    async def set_mode(self, path: str, mode: int) -> None:
-        full = self._path(path)
+    def _open_folder(self, folder: Path, create: bool = False) -> int:
+        """A descriptor of ``folder`` (under the root), opened one part at a
+        time from the root without following a link: a folder swapped for a
+        link after :meth:`_path` looked is refused (OSError), never followed
+        out. ``create`` makes the missing parts (``mkdir`` by descriptor)."""
+        fd = os.open(self._root, _FOLDER)
+        try:
+            for part in folder.relative_to(self._root).parts:
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                inner = os.open(part, _FOLDER, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
-        def chmod() -> None:
-            if not stat.S_ISREG(full.lstat().st_mode):
-                raise OSError(f"{path} is not a regular file")
-            os.chmod(full, mode)
-
-        await anyio.to_thread.run_sync(chmod)
-
-    async def make_link(self, path: str, target: str) -> None:
-        full = self._path(path)
-
-        def link() -> None:
-            full.parent.mkdir(parents=True, exist_ok=True)
-            aside = full.parent / f".{full.name}.{uuid.uuid4().hex[:8]}.rein-tmp"
-            os.symlink(target, aside)
+    def _chmod(self, rel: str, mode: int) -> None:
+        full = self._path(rel)
+        folder = self._open_folder(full.parent)
+        try:
+            # O_NOFOLLOW: a link there now is refused (ELOOP), never chmodded
+            # through; O_NONBLOCK: a fifo does not hold the open.
             try:
-                os.replace(aside, full)  # a folder there refuses (IsADirectoryError)
+                fd = os.open(full.name, _FILE | os.O_RDONLY, dir_fd=folder)
+            except PermissionError:  # not readable by its owner: opened to write
+                fd = os.open(full.name, _FILE | os.O_WRONLY, dir_fd=folder)
+        finally:
+            os.close(folder)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(f"{rel} is not a regular file")
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
+    async def set_mode(self, path: str, mode: int) -> None:
+        await anyio.to_thread.run_sync(self._chmod, path, mode)
+
+    def _symlink(self, rel: str, target: str) -> None:
+        full = self._path(rel)
+        folder = self._open_folder(full.parent, create=True)
+        try:
+            aside = f".{full.name}.{uuid.uuid4().hex[:8]}.rein-tmp"
+            os.symlink(target, aside, dir_fd=folder)
+            try:
+                # A folder there refuses (IsADirectoryError).
+                os.replace(aside, full.name, src_dir_fd=folder, dst_dir_fd=folder)
             except BaseException:
                 with contextlib.suppress(OSError):
-                    os.unlink(aside)
+                    os.unlink(aside, dir_fd=folder)
                 raise
+        finally:
+            os.close(folder)
 
-        await anyio.to_thread.run_sync(link)
+    async def make_link(self, path: str, target: str) -> None:
+        await anyio.to_thread.run_sync(self._symlink, path, target)
 
 
 def format_mode(mode: int) -> str:

@@ -32,13 +32,15 @@ atomic per file (a versioned edit in the editor, a rename on disk).
 Modes and links (:mod:`rein.checkpoints.file_meta`): a target whose mode is
 known gets it back after its text is written (a script the run deleted
 comes back executable; a file whose only change was its mode, a ``chmod``
-of a command, has just its mode set back, with no conflict check: its text
-is already the target's). A target that was a symbolic link is made a link
-again (to the same target; its content, read through it, is written only
-when it differs and lies in the workspace); where the link cannot be made,
-the path is a conflict saying so and nothing is written there: a link is
-never brought back as a regular file. A checkpoint of an older Rein has no
-modes: its files keep the mode the workspace gives them.
+of a command, has just its mode set back, when the mode is still the one
+the runs left: a mode the person set since is a conflict, as a text is).
+A target that was a symbolic link is made a link again (to the same
+target, which is never written: a file of its own); a link the run wrote
+through, still there, gets its content back through it (only when it
+differs and lies in the workspace); where the link cannot be made, the
+path is a conflict saying so and nothing is written there: a link is
+never brought back as a regular file. A checkpoint of an older Rein has
+no modes: its files keep the mode the workspace gives them.
 """
 
 from __future__ import annotations
@@ -348,10 +350,12 @@ class Restorer:
         workspace_path(self.workspace.root, path)
         current = await self._current(path)
         item = _PathPlan(path, target, expected, current, "write")
-        if current.matches(target):
+        if current.matches(target) or _link_back(current, target, history):
             item.action = "already"
             return item
-        if current.mode_only(target):
+        if current.mode_only(target) and (
+            current.matches(expected) or _interrupted(current, history)
+        ):
             return item  # its text is the target's: only the mode is set back
         if target.state == "unstored" and target.link is None:
             item.action, item.reason = "skip", target.reason
@@ -378,7 +382,12 @@ class Restorer:
             return "deleted after the run"
         if not expected.present:
             return "created again after the run"
-        return "changed after the run"
+        if current.mode is None or expected.mode is None or current.mode == expected.mode:
+            return "changed after the run"
+        modes = f"mode {format_mode(current.mode)} now, {format_mode(expected.mode)} after the run"
+        if current.same_text(expected):
+            return f"its mode changed after the run ({modes})"
+        return f"changed after the run, its mode too ({modes})"
 
     # ----------------------------------------------------------------- apply
 
@@ -489,7 +498,8 @@ class Restorer:
 
     async def _link(self, item: _PathPlan) -> str | None:
         """Make the path the symbolic link it was (never a regular file in
-        its place), then its content through it when that was stored."""
+        its place), its target left alone; a link the run wrote through
+        (there still) gets the content it led to, when that was stored."""
         link = item.target.link
         assert link is not None
         if item.current.link != link:
@@ -501,8 +511,8 @@ class Restorer:
                     f"({exc}): nothing was written in its place"
                 )
         item.detail = f"a symbolic link to {link}"
-        if item.target_text is None:
-            return None
+        if item.target_text is None or item.current.link != link:
+            return None  # a link made again: what it leads to is left alone
         try:
             now = await self.workspace.read_text(item.path)
             if now.text != item.target_text:
@@ -524,15 +534,31 @@ class Restorer:
         )
 
 
+def _link_back(
+    current: _Current, target: FileVersion, history: Sequence[tuple[CheckpointChange, FileChange]]
+) -> bool:
+    """The link a run removed or changed (a restore made it again) is there
+    again: what it leads to was not written through it, it is a file of its
+    own (restored by its own path if a run changed it), so its content does
+    not count."""
+    link = target.link
+    return (
+        link is not None
+        and current.link == link
+        and any(link != file.before.link or link != file.after.link for _, file in history)
+    )
+
+
 def _interrupted(current: _Current, history: Sequence[tuple[CheckpointChange, FileChange]]) -> bool:
-    """The path is as a restore that came last found it: that restore was
-    stopped before it wrote this file (its journal is written first), so
-    the file is still the runs' and may be written."""
+    """The path is as a restore that came last found it, or has its text
+    and not yet its mode: that restore was stopped before it wrote this
+    file (its journal is written first) or before it set its mode, so the
+    file is still the runs' (or the restore's) and may be written."""
     for change, file in reversed(history):
         if change.origin != "restore":
             return False
-        if current.matches(file.before):
-            return True
+        if current.matches(file.before) or current.mode_only(file.after):
+            return True  # not written, or its text written and not its mode
     return False
 
 

@@ -12,6 +12,7 @@ import asyncio
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 __all__ = ["EXIT_TERMINATED", "Termination", "sigterm_cancels"]
 
@@ -74,7 +75,8 @@ def sigterm_cancels(said: Callable[[], None] | None = None) -> Iterator[Terminat
     one); yields the :class:`Termination` (called: whether one came).
     ``said`` is called when the first comes (to tell the person it was
     heard). Where the loop cannot take the signal (not the main thread, no
-    Unix signals), SIGTERM keeps its default."""
+    Unix signals), SIGTERM keeps its default. Once one came, further ones
+    are ignored after the block too, until the process exits."""
     loop = asyncio.get_running_loop()
     termination = Termination(asyncio.current_task(), said)
     try:
@@ -86,3 +88,13 @@ def sigterm_cancels(said: Callable[[], None] | None = None) -> Iterator[Terminat
         yield termination
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        if termination():
+            # The process is ending for it (its report, the loop's shutdown):
+            # a second SIGTERM must not kill it there (-15 instead of its 143).
+            # A Python handler, not SIG_IGN: a command started from here
+            # still gets the default (exec resets a caught signal).
+            signal.signal(signal.SIGTERM, _ignored)
+
+
+def _ignored(signum: int, frame: FrameType | None) -> None:
+    """A SIGTERM after the first, once the work it stopped ended: ignored."""
