@@ -166,6 +166,33 @@ class ImportIndex:
         ordered = sorted(found, key=lambda p: (p.rpartition("/")[0] != here, p))
         return ordered[:limit]
 
+    def closure(self, paths: Iterable[str]) -> set[str]:
+        """``paths`` and every indexed file whose analysis may depend on
+        them: their importers, transitively (a file's diagnostics depend on
+        its text, what it imports, transitively, and the environment). A
+        package's ``__init__`` counts for every file importing a module of
+        it (``import pkg.mod`` loads ``pkg`` too); a re-export (an
+        ``__init__`` or a barrel importing a module, ``from .mod import *``
+        included) passes its importers on at any depth. Builds the index
+        first if :meth:`build` did not."""
+        found = set(paths)
+        with self._lock:
+            index = self._ready()
+            frontier = [p for p in found if _indexed(p)]
+            while frontier:
+                path = frontier.pop()
+                keys = self._keys(path)
+                targets = set(keys) | self._through_barrels(path, keys)
+                if _python(path) and path.rpartition("/")[2] in ("__init__.py", "__init__.pyi"):
+                    prefixes = tuple(f"{k}." for k in keys)
+                    targets |= {k for k in index if k.startswith(prefixes)}
+                for target in targets:
+                    for other in index.get(target, ()):
+                        if other not in found:
+                            found.add(other)
+                            frontier.append(other)
+        return found
+
     def _through_barrels(self, path: str, keys: list[str]) -> set[str]:
         """The keys of the barrels re-exporting ``keys`` (and of barrels
         re-exporting those, up to :data:`BARREL_DEPTH`; a C or C++ header's
