@@ -44,7 +44,10 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
   (:func:`before_the_run`, the counterfactual's mechanism); until that is
   had (a file the run deleted or renamed away cannot be shown: the
   analyzers resolve imports from the disk), their errors are not judged
-  and the verdicts say which files were not checked.
+  and the verdicts say which files were not checked. Only the files the
+  changes can reach (their importers, transitively,
+  :mod:`rein.analysis.closure`) are asked so: a file out of reach cannot
+  have a new error from the run, its errors are pre-existing as they are.
 """
 
 from __future__ import annotations
