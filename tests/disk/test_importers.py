@@ -283,8 +283,9 @@ def test_the_closure_is_every_transitive_importer_through_packages_and_star_impo
     question about the workspace before the run to it): b imports a, c uses
     b's result (two imports away), d star-imports c through a relative
     import, e imports a module of the package whose ``__init__`` re-exports
-    a, f imports a submodule of ``pkg`` (which loads ``pkg/__init__.py``);
-    g imports nothing of them and is out of reach."""
+    a, f imports a submodule of ``pkg`` (which loads ``pkg/__init__.py``),
+    scripts/run.py imports scripts/lib.py from its own folder (``import
+    lib``); g imports nothing of them and is out of reach."""
     files = {
         "pkg/__init__.py": "from pkg.a import f\n",
         "pkg/a.py": "def f() -> int:\n    return 1\n",
@@ -296,6 +297,8 @@ def test_the_closure_is_every_transitive_importer_through_packages_and_star_impo
         "app/f.py": "import pkg.sub.d\n",
         "app/g.py": "import os\n",
         "tools/h.py": "from app.e import f\n",
+        "scripts/lib.py": "from pkg.a import f\n",
+        "scripts/run.py": "import lib\n",
     }
     idx = ImportIndex(files, files.get)
     assert idx.closure(["pkg/a.py"]) == set(files) - {"pkg/sub/__init__.py", "app/g.py"}

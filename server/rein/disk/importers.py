@@ -173,8 +173,11 @@ class ImportIndex:
         package's ``__init__`` counts for every file importing a module of
         it (``import pkg.mod`` loads ``pkg`` too); a re-export (an
         ``__init__`` or a barrel importing a module, ``from .mod import *``
-        included) passes its importers on at any depth. Builds the index
-        first if :meth:`build` did not."""
+        included) passes its importers on at any depth; a Python module is
+        met by the tails of its name too (``a/b/c.py`` as ``b.c`` and ``c``:
+        a file's own folder, or another root, on the search path), more
+        files than may import it, never fewer. Builds the index first if
+        :meth:`build` did not."""
         found = set(paths)
         with self._lock:
             index = self._ready()
@@ -183,6 +186,11 @@ class ImportIndex:
                 path = frontier.pop()
                 keys = self._keys(path)
                 targets = set(keys) | self._through_barrels(path, keys)
+                if _python(path):
+                    # Imported from another root too (``import lib`` beside
+                    # it: basedpyright resolves a file's own folder first).
+                    keys = [k.split(".", i)[-1] for k in keys for i in range(k.count(".") + 1)]
+                    targets.update(keys)
                 if _python(path) and path.rpartition("/")[2] in ("__init__.py", "__init__.pyi"):
                     prefixes = tuple(f"{k}." for k in keys)
                     targets |= {k for k in index if k.startswith(prefixes)}
