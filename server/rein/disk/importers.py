@@ -61,6 +61,21 @@ def _indexed(path: str) -> bool:
     return path.endswith((".go", *C_EXTENSIONS)) or _python(path) or bool(module_keys(path))
 
 
+def _from_their_folder(index: dict[str, set[str]], path: str) -> set[str]:
+    """The files importing the Python module at ``path`` by its name from
+    their own folder (basedpyright resolves an import from the importing
+    file's folder too: ``scripts/run.py``'s ``import lib`` meets
+    ``scripts/lib.py``, ``a/x.py``'s ``import b.c`` meets ``a/b/c.py``)."""
+    parts = path.rpartition(".")[0].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    found: set[str] = set()
+    for i in range(1, len(parts)):
+        folder, name = "/".join(parts[:i]), ".".join(parts[i:])
+        found.update(p for p in index.get(name, ()) if p.rpartition("/")[0] == folder)
+    return found
+
+
 class ImportIndex:
     """Module (or TypeScript module key, or Go package) -> the workspace
     files that import it, built on first use from ``files`` read with
@@ -173,11 +188,9 @@ class ImportIndex:
         package's ``__init__`` counts for every file importing a module of
         it (``import pkg.mod`` loads ``pkg`` too); a re-export (an
         ``__init__`` or a barrel importing a module, ``from .mod import *``
-        included) passes its importers on at any depth; a Python module is
-        met by the tails of its name too (``a/b/c.py`` as ``b.c`` and ``c``:
-        a file's own folder, or another root, on the search path), more
-        files than may import it, never fewer. Builds the index first if
-        :meth:`build` did not."""
+        included) passes its importers on at any depth; so does a file
+        importing it from its own folder (:func:`_from_their_folder`).
+        Builds the index first if :meth:`build` did not."""
         found = set(paths)
         with self._lock:
             index = self._ready()
@@ -186,19 +199,15 @@ class ImportIndex:
                 path = frontier.pop()
                 keys = self._keys(path)
                 targets = set(keys) | self._through_barrels(path, keys)
-                if _python(path):
-                    # Imported from another root too (``import lib`` beside
-                    # it: basedpyright resolves a file's own folder first).
-                    keys = [k.split(".", i)[-1] for k in keys for i in range(k.count(".") + 1)]
-                    targets.update(keys)
                 if _python(path) and path.rpartition("/")[2] in ("__init__.py", "__init__.pyi"):
                     prefixes = tuple(f"{k}." for k in keys)
                     targets |= {k for k in index if k.startswith(prefixes)}
-                for target in targets:
-                    for other in index.get(target, ()):
-                        if other not in found:
-                            found.add(other)
-                            frontier.append(other)
+                reached = {other for target in targets for other in index.get(target, ())}
+                if _python(path):
+                    reached |= _from_their_folder(index, path)
+                for other in reached - found:
+                    found.add(other)
+                    frontier.append(other)
         return found
 
     def _through_barrels(self, path: str, keys: list[str]) -> set[str]:
