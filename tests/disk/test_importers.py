@@ -276,3 +276,31 @@ def test_c_importers_follow_includes_by_their_tails_and_through_headers() -> Non
     assert idx.importers("src/other.c", 10) == []
     files["include/other.h"] = "int other(void);\n"
     assert idx.importers("include/other.h", 10) == ["src/other.c"]
+
+
+def test_the_closure_is_every_transitive_importer_through_packages_and_star_imports() -> None:
+    """What a change to ``pkg/a.py`` can reach (the cold gate narrows its
+    question about the workspace before the run to it): b imports a, c uses
+    b's result (two imports away), d star-imports c through a relative
+    import, e imports a module of the package whose ``__init__`` re-exports
+    a, f imports a submodule of ``pkg`` (which loads ``pkg/__init__.py``),
+    scripts/run.py imports scripts/lib.py from its own folder (``import
+    lib``); g imports nothing of them and is out of reach."""
+    files = {
+        "pkg/__init__.py": "from pkg.a import f\n",
+        "pkg/a.py": "def f() -> int:\n    return 1\n",
+        "pkg/b.py": "from pkg.a import f\n\ndef g():\n    return f()\n",
+        "pkg/c.py": "from pkg import b\nx = b.g() + 1\n",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/d.py": "from ..c import *\n",
+        "app/e.py": "from pkg import f\n",
+        "app/f.py": "import pkg.sub.d\n",
+        "app/g.py": "import os\n",
+        "tools/h.py": "from app.e import f\n",
+        "scripts/lib.py": "from pkg.a import f\n",
+        "scripts/run.py": "import lib\n",
+    }
+    idx = ImportIndex(files, files.get)
+    assert idx.closure(["pkg/a.py"]) == set(files) - {"pkg/sub/__init__.py", "app/g.py"}
+    assert idx.closure(["pkg/sub/__init__.py"]) == {"pkg/sub/__init__.py", "app/f.py"}
+    assert idx.closure(["app/g.py"]) == {"app/g.py"}

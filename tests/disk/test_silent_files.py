@@ -238,3 +238,39 @@ async def test_a_question_replaced_by_a_newer_one_is_not_out(root: Path) -> None
     analyzer.repull("a.py", 0.3, "the gate's bound")
     assert not first.done()
     assert list(analyzer.pulls.out) == [analyzer.pulls.latest["a.py"]]
+
+
+async def test_past_its_window_a_question_out_gets_one_probe_not_every_owed_file(
+    root: Path,
+) -> None:
+    """Old (cold16): past the request bound a question out (basedpyright
+    checking a file for a cold gate's question: over 10 s at a cold start
+    under load) no longer showed the analyzer working, and every file it
+    owed was pulled, the gate's own files among them (their questions
+    replaced): 31 pulls of every toolz file in ``rein bench gates --corpus
+    --cold``. Now one owed file is asked, the gate's question stays; the
+    probe answered first, that question is taken as dropped and the rest
+    are asked."""
+    report = lsp.FullDocumentDiagnosticReport(items=[], result_id="1")
+    pool, analyzer, client = await _pool(root, None, report, owed_limit_ms=600_000)
+    request_s, pool.request_timeout_s = pool.request_timeout_s, 0.0
+    analyzer.repull("a.py", 600.0, "the gate's bound")  # never answered; past its window at once
+    pool.request_timeout_s = request_s
+    gate = analyzer.pulls.latest["a.py"]
+    for name in ("b.py", "c.py"):
+        (root / name).write_text("y = 1\n")
+        analyzer.open(name)  # owed, never published
+    pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
+    latest = analyzer.pulls.latest
+    assert sorted(latest) == ["a.py", "b.py"]  # a probe; c.py not asked
+    assert latest["a.py"] is gate  # not replaced
+    probe = latest["b.py"]
+    pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
+    assert sorted(latest) == ["a.py", "b.py"]  # the probe is out: working
+    await asyncio.wait_for(probe, BOUND_S)  # answered
+    assert "b.py" not in analyzer.awaiting
+    assert not analyzer.asking("a.py")  # answered after it: dropped
+    pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
+    assert sorted(latest) == ["a.py", "b.py", "c.py"]
+    assert latest["a.py"] is not gate  # asked again
+    assert client.pulls[:2] == [(root / "a.py").as_uri(), (root / "b.py").as_uri()]

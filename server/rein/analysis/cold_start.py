@@ -44,7 +44,10 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
   (:func:`before_the_run`, the counterfactual's mechanism); until that is
   had (a file the run deleted or renamed away cannot be shown: the
   analyzers resolve imports from the disk), their errors are not judged
-  and the verdicts say which files were not checked.
+  and the verdicts say which files were not checked. Only the files the
+  changes can reach (their importers, transitively,
+  :mod:`rein.analysis.closure`) are asked so: a file out of reach cannot
+  have a new error from the run, its errors are pre-existing as they are.
 """
 
 from __future__ import annotations
@@ -256,6 +259,7 @@ async def before_the_run(
     threshold: int,
     timeout_s: float,
     unshowable: Callable[[Sequence[str]], Awaitable[Collection[str]]] | None = None,
+    reach: Collection[str] | None = None,
 ) -> tuple[dict[str, tuple[Diagnostic, ...]], list[str]]:
     """The baseline, from before the run, of the files with errors (at or
     above ``threshold``) in ``snapshot`` (taken after a change) that are not
@@ -265,17 +269,41 @@ async def before_the_run(
     could not be had (not every prior text is known, a changed file is gone,
     the analyzers did not answer in time), with the files ``unshowable``
     says cannot be asked so (they import a module the run created: it
-    cannot be shown away, :func:`~rein.analysis.run_texts.users_of_created`)."""
+    cannot be shown away, :func:`~rein.analysis.run_texts.users_of_created`).
+    A file outside ``reach`` (what the changes can reach,
+    :mod:`rein.analysis.closure`; None: not known) is not asked: its
+    diagnostics in ``snapshot`` are its baseline."""
     paths = sorted(
         {d.path for d in snapshot.diagnostics if d.severity <= threshold} - set(baselined)
     )
+    if reach is None:
+        return await _as_before_the_run(source, snapshot, paths, texts, timeout_s, unshowable)
+    outside = {p: tuple(d for d in snapshot.diagnostics if d.path == p) for p in paths}
+    inside = [p for p in paths if p in reach]
+    for p in inside:
+        del outside[p]
+    found, unknown = await _as_before_the_run(
+        source, snapshot, inside, texts, timeout_s, unshowable
+    )
+    return {**outside, **found}, unknown
+
+
+async def _as_before_the_run(
+    source: DiagnosticsSource,
+    snapshot: DiagnosticsSnapshot,
+    paths: Sequence[str],
+    texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
+    timeout_s: float,
+    unshowable: Callable[[Sequence[str]], Awaitable[Collection[str]]] | None,
+) -> tuple[dict[str, tuple[Diagnostic, ...]], list[str]]:
+    """:func:`before_the_run` for ``paths``."""
     if not paths:
         return {}, []
     if texts is None or not isinstance(source, CounterfactualDiagnostics):
-        return {}, paths
+        return {}, list(paths)
     before, now = texts
     if any(before[p] and not now[p] for p in before):
-        return {}, paths  # a file the run deleted cannot be shown
+        return {}, list(paths)  # a file the run deleted cannot be shown
     unknown = set(await unshowable(paths)) if unshowable is not None else set()
     asked = [p for p in paths if p not in unknown]
     shown = {p: was for p, was in before.items() if was != now[p]}
@@ -283,10 +311,10 @@ async def before_the_run(
         found = {p: tuple(d for d in snapshot.diagnostics if d.path == p) for p in asked}
         return found, sorted(unknown)
     if not asked:
-        return {}, paths
+        return {}, list(paths)
     snap = await source.snapshot_with(shown, asked, timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
-        return {}, paths
+        return {}, list(paths)
     found = {p: tuple(d for d in snap.diagnostics if d.path == p) for p in asked}
     return found, sorted(unknown)
 

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
 from rein.analysis.baselines import FileBaseline, carried
+from rein.analysis.closure import outside_note, reach_of
 from rein.analysis.cold_commands import command_baselines, texts_before_a_command
 from rein.analysis.cold_start import (
     before_the_run,
@@ -158,6 +159,8 @@ class AnalyzerGate:
         #: after it, gets ``before_run`` for the files with errors in it.
         self._after_change = False
         self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
+        #: Of those, the files out of the changes' reach (:mod:`rein.analysis.closure`).
+        self._outside: list[str] = []
         #: The run-start snapshot being taken in the background.
         self._snapshot = BackgroundSnapshot()
         #: Every file's text before a command ran in a cold session (what it
@@ -201,7 +204,7 @@ class AnalyzerGate:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
-        self._before_run = {}
+        self._before_run, self._outside = {}, []
         if not self._unvalidated:
             # The new snapshot covers the importers opened so far.
             self.late.clear()
@@ -496,9 +499,11 @@ class AnalyzerGate:
                 self.diagnostics, ctx.touched, ctx.generation, self.settle_timeout_s, self._progress
             )
             not_had = {}
-        return await self._outcome(
+        verdict = await self._outcome(
             ctx, snap, settled, cold is not None, unbaselined, unsure, not_had=not_had
         )
+        note = outside_note(self._outside) if cold is None else ""
+        return replace(verdict, detail=f"{verdict.detail}; {note}") if note else verdict
 
     async def _outcome(
         self,
@@ -552,7 +557,9 @@ class AnalyzerGate:
             self.threshold,
             self.settle_timeout_s,
             lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
+            reach := await reach_of(self.diagnostics, ctx.touched),
         )
+        self._outside = sorted(p for p in found if reach is not None and p not in reach)
         self._before_run.update(found)
         self._after_change = bool(unknown)
         return unknown

@@ -33,13 +33,15 @@ class LatestPulls:
     while the file's version stayed the same, may have been answered on
     another text that another file was shown meanwhile). A question
     replaced by a newer one is not out any more (the server may never
-    answer it; nothing waits on it)."""
+    answer it; nothing waits on it), nor is one past its working window
+    when a question asked after it was answered first (the server is not
+    working on it: it dropped it)."""
 
     def __init__(self) -> None:
         self.latest: dict[str, asyncio.Future[None]] = {}
-        #: question -> until when (monotonic seconds) it shows the server
-        #: working on it (:attr:`working_until`).
-        self.out: dict[asyncio.Future[None], float] = {}
+        #: question -> when it was asked, and until when (monotonic
+        #: seconds) it shows the server working on it (:attr:`working_until`).
+        self.out: dict[asyncio.Future[None], tuple[float, float]] = {}
 
     def ask(self, path: str, question: Coroutine[Any, Any, None], working_s: float) -> None:
         """Run ``question``, ``path``'s latest from now on; it shows the
@@ -49,7 +51,8 @@ class LatestPulls:
         if replaced is not None:
             self.out.pop(replaced, None)
         self.latest[path] = task
-        self.out[task] = time.monotonic() + working_s
+        now = time.monotonic()
+        self.out[task] = (now, now + working_s)
         task.add_done_callback(lambda done: self.out.pop(done, None))
 
     def working_until(self, now: float) -> float | None:
@@ -57,8 +60,32 @@ class LatestPulls:
         none does at ``now``): one not answered within its bound, or the
         request bound, says no more that it is working (it may have been
         dropped)."""
-        until = max(self.out.values(), default=now)
+        until = max((u for _a, u in self.out.values()), default=now)
         return until if until > now else None
+
+    def overdue(self, now: float) -> bool:
+        """A question is out past its working window: the server may be
+        checking a file for it still (basedpyright at a cold start under
+        load: over 10 s, showing nothing), or it dropped it."""
+        return any(until <= now for _asked, until in self.out.values())
+
+    def asking(self, path: str) -> bool:
+        """``path``'s latest question is out: asked again, it would be
+        replaced (and the new one queued behind whatever is out)."""
+        question = self.latest.get(path)
+        return question is not None and question in self.out
+
+    def answered(self, question: asyncio.Future[None] | None) -> None:
+        """``question`` was answered: the questions asked before it and
+        past their working window are not out any more (the server answered
+        a later one first: it dropped them, it is not working on them)."""
+        asked = self.out.get(question) if question is not None else None
+        if asked is None:
+            return
+        now = time.monotonic()
+        for other, (when, until) in list(self.out.items()):
+            if when < asked[0] and until <= now:
+                del self.out[other]
 
     def is_latest(self, path: str, question: asyncio.Future[None] | None) -> bool:
         """``question`` (a task :meth:`ask` ran) is ``path``'s latest, or

@@ -404,6 +404,14 @@ class _Analyzer:
         none does now; :mod:`rein.disk.silent_files`)."""
         return self.pulls.working_until(now)
 
+    def overdue(self, now: float) -> bool:
+        """A pull of it is out past its working window (:mod:`rein.disk.silent_files`)."""
+        return self.pulls.overdue(now)
+
+    def asking(self, path: str) -> bool:
+        """``path``'s latest pull is out (:mod:`rein.disk.silent_files`)."""
+        return self.pulls.asking(path)
+
     @property
     def answers_pulls(self) -> bool:
         """It answers textDocument/diagnostic (:func:`answers_pulls`)."""
@@ -462,6 +470,7 @@ class _Analyzer:
             return  # read after its process exited: see on_publish
         if self.findings.blind(report) and path not in self.awaiting:
             return  # not analysed, and a publish settled it meanwhile: that stands
+        self.pulls.answered(me)
         self.findings.answered(path, report)
         wanted = self.awaiting.get(path)
         if wanted is not None and wanted <= version:

@@ -177,6 +177,20 @@ async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[
     return importers
 
 
+async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str] | None:
+    """``paths`` and every file whose analysis may depend on them (their
+    importers, transitively: :meth:`ImportIndex.closure`); None when that
+    cannot be known from the import scan: a changed path is no Python
+    source (a setting, a manifest or another language's file may change how
+    anything is analysed)."""
+    if not paths or not all(p.endswith((".py", ".pyi")) for p in paths):
+        return None
+    index = _index(pool)
+    if not index.built:
+        await asyncio.to_thread(index.build)  # reads every file: off the event loop
+    return index.closure(paths)
+
+
 #: What bounds :func:`wait_files`' questions, as a timeout's reason names
 #: it: its callers' bound (the cold gate's waits: the settle bound), not
 #: one request's (``gates.analyzer.requestTimeoutMs``).

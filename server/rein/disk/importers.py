@@ -61,6 +61,21 @@ def _indexed(path: str) -> bool:
     return path.endswith((".go", *C_EXTENSIONS)) or _python(path) or bool(module_keys(path))
 
 
+def _from_their_folder(index: dict[str, set[str]], path: str) -> set[str]:
+    """The files importing the Python module at ``path`` by its name from
+    their own folder (basedpyright resolves an import from the importing
+    file's folder too: ``scripts/run.py``'s ``import lib`` meets
+    ``scripts/lib.py``, ``a/x.py``'s ``import b.c`` meets ``a/b/c.py``)."""
+    parts = path.rpartition(".")[0].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    found: set[str] = set()
+    for i in range(1, len(parts)):
+        folder, name = "/".join(parts[:i]), ".".join(parts[i:])
+        found.update(p for p in index.get(name, ()) if p.rpartition("/")[0] == folder)
+    return found
+
+
 class ImportIndex:
     """Module (or TypeScript module key, or Go package) -> the workspace
     files that import it, built on first use from ``files`` read with
@@ -165,6 +180,35 @@ class ImportIndex:
         here = path.rpartition("/")[0]
         ordered = sorted(found, key=lambda p: (p.rpartition("/")[0] != here, p))
         return ordered[:limit]
+
+    def closure(self, paths: Iterable[str]) -> set[str]:
+        """``paths`` and every indexed file whose analysis may depend on
+        them: their importers, transitively (a file's diagnostics depend on
+        its text, what it imports, transitively, and the environment). A
+        package's ``__init__`` counts for every file importing a module of
+        it (``import pkg.mod`` loads ``pkg`` too); a re-export (an
+        ``__init__`` or a barrel importing a module, ``from .mod import *``
+        included) passes its importers on at any depth; so does a file
+        importing it from its own folder (:func:`_from_their_folder`).
+        Builds the index first if :meth:`build` did not."""
+        found = set(paths)
+        with self._lock:
+            index = self._ready()
+            frontier = [p for p in found if _indexed(p)]
+            while frontier:
+                path = frontier.pop()
+                keys = self._keys(path)
+                targets = set(keys) | self._through_barrels(path, keys)
+                if _python(path) and path.rpartition("/")[2] in ("__init__.py", "__init__.pyi"):
+                    prefixes = tuple(f"{k}." for k in keys)
+                    targets |= {k for k in index if k.startswith(prefixes)}
+                reached = {other for target in targets for other in index.get(target, ())}
+                if _python(path):
+                    reached |= _from_their_folder(index, path)
+                for other in reached - found:
+                    found.add(other)
+                    frontier.append(other)
+        return found
 
     def _through_barrels(self, path: str, keys: list[str]) -> set[str]:
         """The keys of the barrels re-exporting ``keys`` (and of barrels

@@ -39,7 +39,17 @@ one, and only while it is its file's latest: a gate's pull is bounded by
 what is left of the settle bound, and one the server dropped would
 otherwise keep every other file owed from being asked until then (they
 ended stale, never asked). Once no question shows it working, the silence
-counts again.
+counts again. Past that bound, a question still out may be a check that
+takes longer (basedpyright at a cold start under load, checking a file for
+a gate's question: over 10 s) as well as one the server dropped, so one
+owed file is asked, not all (a probe, queued behind it): answered first,
+the question out is taken as dropped (:class:`~rein.disk.analyzer_pull.LatestPulls`)
+and every owed file is asked at the next silence; answered after it, the
+server was working. A file whose latest question is out (a gate's) is
+never asked so: the pull would replace that question. Asking every owed
+file whenever a question ran past 10 s brought back the 31 pulls of every
+toolz file at a cold start (``rein bench gates --corpus --cold``,
+2026-12-06).
 """
 
 from __future__ import annotations
@@ -97,6 +107,8 @@ class PulledAnalyzer(Protocol):
     @property
     def unanswered(self) -> dict[str, str]: ...
     def working_until(self, now: float) -> float | None: ...
+    def overdue(self, now: float) -> bool: ...
+    def asking(self, path: str) -> bool: ...
     def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None: ...
     def note_activity(self) -> None: ...
 
@@ -135,12 +147,18 @@ class SilentFiles:
                 # request bound only: one the server dropped says nothing.
                 next_at = working if next_at is None else min(next_at, working)
                 continue
+            # A question out past its window: the server is checking a file
+            # for it still, or dropped it. One file is asked (a probe,
+            # queued behind it); answered first, the question is dropped.
+            probe = analyzer.overdue(now)
             owed = analyzer.awaiting
             for path, version in list(owed.items()):
                 since = owed.since.get(path, now)
                 entry = asked.get(path)
                 if entry is not None and entry[:2] == (version, since):
                     continue  # asked for this debt: its pull is bounded
+                if analyzer.asking(path):
+                    continue  # asked (a gate's question): a pull would replace it
                 at = max(analyzer.last_activity, since) + self.silent_s
                 if at > now:
                     next_at = at if next_at is None else min(next_at, at)
@@ -159,6 +177,8 @@ class SilentFiles:
                 analyzer.repull(path, left, BOUND)
                 # The pull owes it anew (a new debt): remembered as asked.
                 asked[path] = (version, owed.since.get(path, now), since)
+                if probe:
+                    break
         return next_at
 
     def _answered(
