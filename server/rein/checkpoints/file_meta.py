@@ -26,9 +26,9 @@ import anyio
 
 __all__ = ["DiskFileMeta", "FileMeta", "Meta", "NoFileMeta", "format_mode"]
 
-_NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
-_FILE = _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+_FILE = _NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 
 
 @dataclass(frozen=True, slots=True)
