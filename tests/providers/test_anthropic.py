@@ -273,3 +273,45 @@ async def test_block_types_rein_does_not_use_are_skipped() -> None:
     assert turn.done.content == (TextPart(text="Found it."),)
     assert turn.done.model == "claude-x"
     assert turn.done.usage == Usage(input_tokens=3, output_tokens=4)
+
+
+@pytest.mark.parametrize(
+    ("start_usage", "delta_usage", "given_out"),
+    [({}, None, None), ({"output_tokens": 1}, {"output_tokens": 6}, 6)],
+    ids=["no-counts", "no-input-count"],
+)
+async def test_a_count_the_stream_does_not_give_is_estimated_not_zero(
+    start_usage: dict[str, int], delta_usage: dict[str, int] | None, given_out: int | None
+) -> None:
+    """A server that leaves out ``input_tokens`` (or every count): the turn
+    is not free; what is missing is estimated from the request and the
+    reply, the usage marked ``estimated``; a count given is kept."""
+
+    def event(kind: str, body: dict[str, Any]) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **body})}\n\n".encode()
+
+    delta: dict[str, Any] = {"delta": {"stop_reason": "end_turn"}}
+    if delta_usage is not None:
+        delta["usage"] = delta_usage
+    stream = b"".join(
+        [
+            event("message_start", {"message": {"model": "claude-x", "usage": start_usage}}),
+            event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+            event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "The whole answer, in a few words."}}),
+            event("content_block_stop", {"index": 0}),
+            event("message_delta", delta),
+            event("message_stop", {}),
+        ]
+    )  # fmt: skip
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream)
+
+    model = make_model("anthropic", None, transport=httpx.MockTransport(handler))
+    usage = (await run_turn(model, request("a question of some length"))).done.usage
+    assert usage.estimated
+    assert usage.input_tokens > 5
+    if given_out is None:
+        assert usage.output_tokens >= 3
+    else:
+        assert usage.output_tokens == given_out

@@ -37,6 +37,7 @@ from rein.harness.ports import (
     ToolChoice,
 )
 from rein.providers._errors import error_from_payload
+from rein.providers._estimate import estimated_usage
 from rein.providers._http import IMAGES_OFF, HttpModel, decode_json, incomplete
 
 __all__ = [
@@ -174,10 +175,12 @@ class _Block:
 class AnthropicAssembler:
     """Assembles Messages API stream events into one assistant message."""
 
-    def __init__(self, label: str, model: str | None) -> None:
+    def __init__(self, label: str, model: str | None, request: ModelRequest | None = None) -> None:
         self.label = label
         self.done = False
         self._model = model
+        #: The request, to estimate a count the stream did not give.
+        self._request = request
         self._blocks: dict[int, _Block] = {}
         self._tools = 0
         self._stop: str | None = None
@@ -293,15 +296,30 @@ class AnthropicAssembler:
                 parts.append(
                     ToolCall(id=block.id, name=block.name, arguments=arguments, parse_error=error)
                 )
-        usage = Usage(
-            input_tokens=self._usage.get("input_tokens", 0),
-            output_tokens=self._usage.get("output_tokens", 0),
-            cache_read_tokens=self._usage.get("cache_read_input_tokens", 0),
-            cache_write_tokens=self._usage.get("cache_creation_input_tokens", 0),
-        )
         stop = _STOP_REASONS.get(self._stop or "end_turn", "stop")
         return AssistantMessage(
-            content=tuple(parts), stop_reason=stop, usage=usage, model=self._model
+            content=tuple(parts), stop_reason=stop, usage=self._counted(parts), model=self._model
+        )
+
+    def _counted(self, parts: Sequence[ContentPart]) -> Usage:
+        """The usage the stream reported; a count it did not give (a
+        ``message_start`` without ``input_tokens``, a stream without its
+        ``message_delta`` usage) estimated and the usage marked so, never 0."""
+        counts = self._usage
+        given_in, given_out = counts.get("input_tokens"), counts.get("output_tokens")
+        guess = (
+            estimated_usage(self._request, parts)
+            if self._request is not None and (given_in is None or given_out is None)
+            else None
+        )
+        return Usage(
+            input_tokens=given_in if given_in is not None or guess is None else guess.input_tokens,
+            output_tokens=(
+                given_out if given_out is not None or guess is None else guess.output_tokens
+            ),
+            cache_read_tokens=counts.get("cache_read_input_tokens", 0),
+            cache_write_tokens=counts.get("cache_creation_input_tokens", 0),
+            estimated=guess is not None,
         )
 
 
@@ -349,4 +367,6 @@ class AnthropicModel(HttpModel):
         return payload
 
     def assembler(self, request: ModelRequest) -> AnthropicAssembler:
-        return AnthropicAssembler(self.label, request.options.model or self.config.model or None)
+        return AnthropicAssembler(
+            self.label, request.options.model or self.config.model or None, request
+        )
