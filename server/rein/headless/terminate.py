@@ -87,13 +87,22 @@ def sigterm_cancels(said: Callable[[], None] | None = None) -> Iterator[Terminat
     try:
         yield termination
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        if termination():
+        if not termination():
+            loop.remove_signal_handler(signal.SIGTERM)
+        else:
             # The process is ending for it (its report, the loop's shutdown):
             # a second SIGTERM must not kill it there (-15 instead of its 143).
             # A Python handler, not SIG_IGN: a command started from here
-            # still gets the default (exec resets a caught signal).
-            signal.signal(signal.SIGTERM, _ignored)
+            # still gets the default (exec resets a caught signal). Blocked
+            # while the loop's handler gives way to it (removing that one
+            # restores the default for a moment): one that comes then waits
+            # and finds ``_ignored``.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+            try:
+                loop.remove_signal_handler(signal.SIGTERM)
+                signal.signal(signal.SIGTERM, _ignored)
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def _ignored(signum: int, frame: FrameType | None) -> None:
