@@ -73,6 +73,14 @@ def test_run_commands_sandbox_keeps_nested_repositories_and_moves_a_planted_one_
     for where in (ws / "sub" / "deep", ws / "vendor" / "lib"):
         _git(where, "status")
     assert not pwned.exists()
+    # Moved aside, it is no repository to a git run inside it either (git
+    # takes a folder with HEAD, objects and refs for a bare repository and
+    # reads its config), and it comes back by renaming.
+    aside = ws / "sub" / "deep" / ".git.rein-quarantine"
+    seen = _git(aside, "config", "--local", "--get", "core.fsmonitor")
+    assert seen.returncode != 0 and "only be used inside a git repository" in seen.stderr, seen
+    (aside / "HEAD.rein-quarantine").rename(aside / "HEAD")
+    assert _git(aside, "config", "--local", "--get", "core.fsmonitor").stdout.strip()
     # A repository the person makes between two commands stays.
     assert _git(ws / "sub", "init", "-q").returncode == 0
     assert run("true").returncode == 0

@@ -322,6 +322,7 @@ def _quarantine(path: str) -> str | None:
             os.rename(path, target)
         except OSError:
             break
+        _unmake_repository(target)
         return target
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path, ignore_errors=True)
@@ -329,6 +330,18 @@ def _quarantine(path: str) -> str | None:
         with contextlib.suppress(OSError):
             os.unlink(path)
     return None
+
+
+def _unmake_repository(folder: str) -> None:
+    """A moved-aside git folder is still a repository to a git run inside
+    it (git takes a folder holding ``HEAD``, ``objects`` and ``refs`` for a
+    bare one and reads its ``config``: a planted ``core.pager`` would run);
+    without a ``HEAD`` git does not take it for one. Renamed, not deleted:
+    ``mv HEAD.rein-quarantine HEAD`` brings it back."""
+    head = os.path.join(folder, "HEAD")
+    if os.path.isdir(folder) and not os.path.islink(folder) and os.path.lexists(head):
+        with contextlib.suppress(OSError):
+            os.rename(head, head + ".rein-quarantine")
 
 
 def command_sandbox(
