@@ -45,3 +45,7 @@ async def test_a_stored_session_is_known_after_a_restart(tmp_path: Path) -> None
         assert answer == {"ok": True}
         models = await asyncio.wait_for(send("rein/models", {"sessionId": session_id}), 10)
         assert models["current"] == choice
+        # A session in neither memory nor the store is an invalid param, not
+        # silently the model a new session would get.
+        with pytest.raises(Exception, match="sessionId: no session 'nope'"):
+            await asyncio.wait_for(send("rein/models", {"sessionId": "nope"}), 10)

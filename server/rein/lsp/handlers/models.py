@@ -21,6 +21,14 @@ async def models(server: ModelsHandlerServer, params: Any) -> dict[str, Any]:
 
     parsed = parse(ModelsParams, params, "rein/models")
     await server.ready()
+    if parsed.session_id is not None and (
+        parsed.session_id not in server.sessions
+        and await server.load_session(parsed.session_id) is None
+    ):
+        # Not the model of a new session, as if the id had been left out.
+        raise JsonRpcInvalidParams(
+            f"rein/models: invalid params: sessionId: no session {parsed.session_id!r}"
+        )
     configured = server.config.model
     current = server.model_choices.current(parsed.session_id)
     name = configured.model or "(the provider's default)"
