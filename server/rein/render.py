@@ -191,6 +191,12 @@ class EventPrinter:
                 f"    ↻ {event.name} retry {event.attempt} of {event.max_attempts} "
                 f"in {event.delay_ms} ms: {_one_line(event.reason, 200)}"
             )
+        elif t == "model_retry":
+            # The reason names the provider; the wait is announced as it begins.
+            self._line(
+                f"  ↻ model retry {event.attempt} of {event.max_attempts} in "
+                f"{event.wait_s:.3g} s: {_one_line(event.reason, 300)}"
+            )
         elif t == "carried_changes":
             self._line(
                 f"  ↺ validating changes an earlier run left unvalidated: {', '.join(event.paths)}"

@@ -69,7 +69,7 @@ from rein.harness.run._resume import resume_waiting_call
 from rein.harness.run.run_record import RunRecord, recording
 from rein.harness.run.run_types import LoopContext, RunControl, RunResult
 from rein.harness.run.run_validation import RunValidation
-from rein.harness.run.streaming import DegenerateReplies, TurnStream
+from rein.harness.run.streaming import DegenerateReplies, SteeredDuringRetryWait, TurnStream
 from rein.harness.run.watchdog import Activity, watchdog
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
@@ -100,7 +100,7 @@ class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
         self.record = RunRecord(ctx.carried, run_id=ctx.run_id)
         self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
         #: The assistant message being streamed (for the abort path).
-        self.stream = TurnStream(self.emit)
+        self.stream = TurnStream(self.emit, ctx.steering)
         self.degenerate = DegenerateReplies(
             config.max_empty_retries, config.empty_answer_with_changes
         )
@@ -239,7 +239,8 @@ class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
 
     async def model_turn(self) -> AssistantMessage | RunResult | None:
         """One model call: the assistant message; None for an empty reply
-        that is retried; the run's result when the run ends here."""
+        that is retried or a retry's wait a steer ended; the run's result
+        when the run ends here."""
         ctx = self.ctx
         self.turn += 1
         self.record.turn = self.turn
@@ -282,6 +283,9 @@ class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
             except ModelError as exc:
                 self.close_partial_stream("error")
                 return self.finish("failed", f"model error: {exc}")
+            except SteeredDuringRetryWait:
+                self.end_turn(0)
+                return None  # back to the boundary: the steer, then a new request
             break
         self.count_usage(assistant.usage)
         budget = ctx.budget

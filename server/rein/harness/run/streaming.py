@@ -19,19 +19,35 @@ import anyio
 from rein.harness.calls.arguments import bounded_tool_calls
 from rein.harness.config import EmptyAnswerWithChanges
 from rein.harness.errors import ModelError
-from rein.harness.events import Emit, MessageDelta, MessageStart
+from rein.harness.events import Emit, MessageDelta, MessageStart, ModelRetry
 from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart
 from rein.harness.ports import (
     Model,
     ModelDelta,
     ModelRequest,
+    RetryWait,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
     TurnDone,
 )
+from rein.harness.redaction import redact
+from rein.harness.run.steering import Steering
 
-__all__ = ["CUT_EMPTY_NUDGE", "DegenerateReplies", "DegenerateStep", "TurnStream"]
+__all__ = [
+    "CUT_EMPTY_NUDGE",
+    "DegenerateReplies",
+    "DegenerateStep",
+    "SteeredDuringRetryWait",
+    "TurnStream",
+]
+
+
+class SteeredDuringRetryWait(Exception):
+    """A steer arrived while the model's request waited to be retried: the
+    wait ends at once, the request is dropped (nothing of the reply had
+    come), and the loop goes back to its boundary, where the steer is
+    delivered and a new request sent."""
 
 
 @runtime_checkable
@@ -59,8 +75,10 @@ async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIter
 class TurnStream:
     """Streams assistant turns for one run, one at a time."""
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, steering: Steering | None = None) -> None:
         self.emit = emit
+        #: Whose arrival ends a retry's wait (None: only an abort does).
+        self.steering = steering
         #: True between the turn's message_start and its end.
         self.open = False
         self._text: list[str] = []
@@ -75,7 +93,20 @@ class TurnStream:
         done: AssistantMessage | None = None
         tool_names: dict[int, tuple[str | None, str | None]] = {}
         async with _closing(model.stream(request)) as stream:
-            async for delta in stream:
+            waiting = False
+            while (delta := await self._next(stream, waiting)) is not None:
+                waiting = isinstance(delta, RetryWait)
+                if isinstance(delta, RetryWait):
+                    self.emit(
+                        ModelRetry(
+                            provider=delta.provider,
+                            reason=redact(delta.reason),
+                            attempt=delta.attempt,
+                            max_attempts=delta.max_attempts,
+                            wait_s=round(delta.wait_s, 3),
+                        )
+                    )
+                    continue
                 if not self.open:
                     self.open = True
                     self.emit(MessageStart(role="assistant"))
@@ -106,6 +137,23 @@ class TurnStream:
             self.emit(MessageStart(role="assistant"))
         self.open = False
         return bounded_tool_calls(done)
+
+    async def _next(self, stream: AsyncIterator[ModelDelta], waiting: bool) -> ModelDelta | None:
+        """The stream's next delta (None at its end). While the model waits
+        to retry (``waiting``), a steer ends the wait at once: raises
+        :class:`SteeredDuringRetryWait` (an abort cancels the run's scope)."""
+        if not waiting or self.steering is None:
+            return await anext(stream, None)
+        steering = self.steering
+        if steering.arrived:
+            raise SteeredDuringRetryWait
+        with anyio.CancelScope() as scope:
+            unsubscribe = steering.on_arrival(scope.cancel)
+            try:
+                return await anext(stream, None)
+            finally:
+                unsubscribe()
+        raise SteeredDuringRetryWait
 
     def close(self, stop_reason: str) -> AssistantMessage | None:
         """The partial message of a turn cut short (None when no turn was
