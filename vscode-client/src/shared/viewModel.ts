@@ -226,6 +226,8 @@ export interface Header {
   costLine?: string | undefined;
   /** The last run ended on its budget: the reason (the panel offers Continue). */
   budgetStop?: string | undefined;
+  /** The model's request waits to be retried (a `model_retry`): a short status line, cleared when the reply starts. */
+  retry?: string | undefined;
 }
 
 export interface PreviewError {
