@@ -1,6 +1,7 @@
 """``rein run`` tells the person that the model's request is being retried:
 a line per retry in the text output (provider, reason, attempt n of max,
-the wait), a ``model_retry`` event in the ``--json`` events. A real
+the wait), a ``model_retry`` event in the ``--json`` events; the session's
+store keeps the run's retries. A real
 ``rein run`` process, the real OpenAI-compatible provider over HTTP to the
 mock server, which answers 429 with a short ``Retry-After`` first."""
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import anyio
 
 from rein.providers.mock_server import MockServer
+from rein.store import SqliteStore
 
 SCENARIO = [{"fault": {"status": 429, "retry_after": 0.05}}, {"text": "done after waiting"}]
 
@@ -47,6 +49,16 @@ async def test_the_text_output_has_a_line_for_each_retry(tmp_path: Path) -> None
         f"  ↻ model retry 1 of 4 in 0.05 s: openai ({url}/v1) rate limit (HTTP 429)"
     ), line
     assert "done after waiting" in stdout.split(line, 1)[1]
+    # Stored with the session: the run's retries, as the event said them.
+    store = SqliteStore.open(tmp_path / "store")
+    try:
+        [session] = await store.list_sessions()
+        [stored] = await store.model_retries(session.id)
+    finally:
+        store.close()
+    assert stored["run_id"].startswith("run_") and stored["type"] == "model_retry"
+    assert (stored["attempt"], stored["max_attempts"], stored["wait_s"]) == (1, 4, 0.05)
+    assert stored["reason"].startswith(f"openai ({url}/v1) rate limit (HTTP 429)")
 
 
 async def test_the_json_events_hold_the_retry(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
+from rein.config import resolve_config
 from rein.harness import Agent, HarnessConfig
 from rein.harness.errors import RateLimitError, TransientError
 from rein.harness.ports import RetryWait, TurnDone
@@ -135,6 +136,12 @@ def test_max_retries_is_bounded() -> None:
         ModelConfig(max_retries=10_000)
     with pytest.raises(ValidationError):
         ModelConfig(max_retry_wait=float("inf"))
+    # In the settings: reported once, the default kept (never a turn without end).
+    resolved = resolve_config({"model": {"maxRetries": 10_000, "maxRetryWait": 30}})
+    assert resolved.config.model.max_retries == 4
+    assert resolved.config.model.max_retry_wait == 30
+    [issue] = resolved.issues
+    assert issue.key == "model.maxRetries" and "less than or equal to 10" in issue.problem
 
 
 def _agent(model: HttpModel) -> tuple[Agent, WaitingEventLog]:

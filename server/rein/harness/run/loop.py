@@ -69,7 +69,7 @@ from rein.harness.run._resume import resume_waiting_call
 from rein.harness.run.run_record import RunRecord, recording
 from rein.harness.run.run_types import LoopContext, RunControl, RunResult
 from rein.harness.run.run_validation import RunValidation
-from rein.harness.run.streaming import DegenerateReplies, SteeredDuringRetryWait, TurnStream
+from rein.harness.run.streaming import DegenerateReplies, TurnStream
 from rein.harness.run.watchdog import Activity, watchdog
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
@@ -283,9 +283,9 @@ class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
             except ModelError as exc:
                 self.close_partial_stream("error")
                 return self.finish("failed", f"model error: {exc}")
-            except SteeredDuringRetryWait:
+            if assistant is None:
                 self.end_turn(0)
-                return None  # back to the boundary: the steer, then a new request
+                return None  # a steer ended a retry's wait: deliver it, then ask anew
             break
         self.count_usage(assistant.usage)
         budget = ctx.budget
