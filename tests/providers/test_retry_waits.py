@@ -198,3 +198,17 @@ async def test_a_steer_during_a_retry_wait_ends_it_and_is_sent_at_once(
     assert types[at + 1] == "turn_end"
     assert types.index("steering_applied", at) < types.index("turn_start", at)
     assert [r.outcome for r in mock_server.requests] == ["fault:status", "completed"]
+
+
+async def test_credentials_in_the_base_url_are_not_in_the_retry_event(
+    mock_server: MockServer,
+) -> None:
+    mock_server.load([{"fault": {"status": 503, "retry_after": 0.01}}, {"text": "ok"}])
+    secret = "urlPASSWORD0123456789abcdef"
+    base = mock_server.url.replace("http://", f"http://proxyuser:{secret}@") + "/v1"
+    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy(), base_url=base))
+    result = await agent.prompt("hi")
+    assert result.status == "completed", result.error
+    [retry] = log.of("model_retry")
+    assert secret not in retry.provider and secret not in retry.reason
+    assert retry.provider.startswith("openai (http://proxyuser:[redacted]@127.0.0.1:")

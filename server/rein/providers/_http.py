@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import httpx
@@ -26,6 +27,7 @@ from rein.harness.conversation.wire import header_secrets, redact_headers, redac
 from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
 from rein.harness.messages import AssistantMessage
 from rein.harness.ports import ModelDelta, ModelRequest, RetryWait, TurnDone
+from rein.harness.redaction import remember_secret
 from rein.providers import _limits
 from rein.providers._errors import (
     header_retry_after,
@@ -174,6 +176,11 @@ class HttpModel(ABC):
         self._dump: WireDump | None = None
         if config.wire_dump:
             self._dump = WireDump(config.wire_dump, [config.api_key()])
+        # Credentials in the URL (https://user:pass@proxy, https://token@host)
+        # are secrets: every message naming the URL (an error, a model_retry)
+        # is redacted.
+        parts = urlsplit(self.base_url)
+        remember_secret(unquote(parts.password or parts.username or ""))
         self.label = f"{self.provider} ({self.base_url})"
 
     @property

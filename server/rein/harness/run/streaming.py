@@ -94,7 +94,7 @@ class TurnStream:
                 waiting = isinstance(delta, RetryWait)
                 if isinstance(delta, RetryWait):
                     retry = ModelRetry(
-                        provider=delta.provider,
+                        provider=redact(delta.provider),
                         reason=redact(delta.reason),
                         attempt=delta.attempt,
                         max_attempts=delta.max_attempts,
