@@ -250,6 +250,12 @@ class EventPrinter:
             if inner.get("type") in ("run_start", "tool_call_start", "run_end"):
                 what = inner.get("name") or inner.get("status") or "started"
                 self._line(f"  ↳ [{event.name}] {inner['type']}: {what}")
+            elif inner.get("type") == "model_retry":
+                self._line(
+                    f"  ↳ [{event.name}] model retry {inner.get('attempt')} of "
+                    f"{inner.get('max_attempts')} in {inner.get('wait_s')} s: "
+                    f"{_one_line(str(inner.get('reason', '')), 200)}"
+                )
         elif t == "review_pending":
             self._line(
                 f"  ⧗ pending review ({len(event.paths)} file(s), applied; keep or undo them): "

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.acp.updates import UpdateMapper
-from rein.harness.events import Event, MessageStart, ModelRetry, RunEnd
+from rein.harness.events import Event, MessageStart, ModelRetry, RunEnd, SubagentActivity
 
 
 def _retry(attempt: int, wait_s: float = 1.0) -> ModelRetry:
@@ -44,3 +44,17 @@ def test_later_retries_update_the_call_and_a_failed_run_fails_it(tmp_path: Path)
     [closed] = _sent(mapper, MessageStart(role="assistant"))
     assert closed["status"] == "completed"
     assert _sent(mapper, MessageStart(role="assistant")) == []
+
+
+def test_a_subagents_retry_is_a_line_on_its_task_call(tmp_path: Path) -> None:
+    mapper = UpdateMapper(tmp_path, lambda _: None, lambda: 1000)
+    child = _retry(1, 5.0).model_dump(mode="json")
+    [update] = _sent(
+        mapper,
+        SubagentActivity(tool_call_id="call_t", child_id="c1", name="task", event=child),
+    )
+    assert update["toolCallId"] == "call_t"
+    [content] = update["content"]
+    assert content["content"]["text"] == (
+        "  ↻ model retry 1/4 in 5.0 s: openai (http://x/v1) server error (HTTP 503)"
+    )

@@ -70,3 +70,27 @@ async def test_the_json_events_hold_the_retry(tmp_path: Path) -> None:
     assert "HTTP 429" in retry["reason"]
     types = [e.get("type") for e in events]
     assert types.index("model_retry") < types.index("message_start", types.index("turn_start"))
+
+
+def test_a_subagents_retry_is_printed_under_its_name() -> None:
+    import io
+
+    from rein.harness.events import ModelRetry, SubagentActivity
+    from rein.render import EventPrinter
+
+    child = ModelRetry(
+        provider="openai (http://x/v1)",
+        reason="openai (http://x/v1) server error (HTTP 503)",
+        attempt=2,
+        max_attempts=4,
+        wait_s=1.5,
+    )
+    out = io.StringIO()
+    EventPrinter(out)(
+        SubagentActivity(
+            child_id="c1", name="task", tool_call_id="t1", event=child.model_dump(mode="json")
+        )
+    )
+    assert out.getvalue() == (
+        "  ↳ [task] model retry 2 of 4 in 1.5 s: openai (http://x/v1) server error (HTTP 503)\n"
+    )

@@ -315,6 +315,11 @@ class UpdateMapper:
             line = "▸ " + tool_title(str(child.get("name", "")), dict(child.get("arguments") or {}))
         elif kind == "tool_call_end" and child.get("is_error"):
             line = f"  ✗ {str(child.get('content', ''))[:200]}"
+        elif kind == "model_retry":
+            line = (
+                f"  ↻ model retry {child.get('attempt')}/{child.get('max_attempts')} in "
+                f"{child.get('wait_s')} s: {str(child.get('reason', ''))[:200]}"
+            )
         elif kind == "run_end":
             line = f"{event.name}: {child.get('status')}"
         else:

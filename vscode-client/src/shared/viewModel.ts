@@ -118,6 +118,8 @@ export interface SubagentItem extends ItemBase {
   text: string;
   usage: Usage;
   reason?: string | undefined;
+  /** The child's model request waits to be retried (its `model_retry`), until its reply starts. */
+  retry?: string | undefined;
 }
 
 export interface PlanItem extends ItemBase {

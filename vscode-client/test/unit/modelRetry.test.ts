@@ -51,3 +51,22 @@ describe('model_retry', () => {
     assert.equal(failed.view().header.retry, undefined);
   });
 });
+
+describe('model_retry of a subagent', () => {
+  it("shows the child's retry in its box until the child's reply starts", () => {
+    const state = running();
+    const activity = (event: Record<string, unknown>) =>
+      ev({ type: 'subagent_activity', tool_call_id: 'call_t', child_id: 'child_1', name: 'task', event });
+    state.apply(activity({ type: 'run_start', run_id: 'run_c' }));
+    state.apply(activity(retry(1, 5)));
+    const box = () => state.view().items.find((item) => item.kind === 'subagent');
+    const shown = box();
+    assert.ok(shown && shown.kind === 'subagent');
+    assert.match(shown.retry ?? '', /^Model retry 1 of 4 in 5 s: openai/);
+    assert.equal(state.view().header.retry, undefined); // the parent's request is not waiting
+    state.apply(activity({ type: 'message_start', role: 'assistant' }));
+    const after = box();
+    assert.ok(after && after.kind === 'subagent');
+    assert.equal(after.retry, undefined);
+  });
+});
