@@ -112,6 +112,36 @@ async def test_a_server_that_never_sends_headers_is_announced_each_idle_timeout(
     assert 0.6 <= elapsed < 5
 
 
+async def test_a_silent_server_costs_three_attempts_with_the_default_ratio() -> None:
+    """docs/providers.md's arithmetic, scaled down: with ``maxRetryWait``
+    twice ``streamIdleTimeout`` (120 s and 60 s by default; the policy's
+    ``max_total`` is ``maxRetryWait``), a server that
+    never answers gets three attempts, not ``maxRetries`` + 1, and the
+    failure names the setting."""
+
+    async def silent(_path: str, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    async with RawServer(silent) as server:
+        config = ModelConfig(
+            provider="openai",
+            model="m",
+            base_url=server.url + "/v1",
+            api_key_env="",
+            stream_idle_timeout=0.2,
+        )
+        order: list[object] = []
+        # The backoff scaled down too (0.5 s, 1 s, 2 s: tiny beside 60 s).
+        policy = RetryPolicy(max_total=0.4, base_delay=0.001, max_delay=0.002)
+        model = OpenAIModel(config, retry=policy, sleep=_sleeps_into(order))
+        with pytest.raises(TransientError, match=r"rein\.model\.maxRetryWait \(0\.4 s\)") as info:
+            await _consume(model, order)
+        await model.aclose()
+    assert "gave up after 3 attempts" in str(info.value)
+    assert [o.attempt for o in order if isinstance(o, RetryWait)] == [1, 2]
+    assert len(server.paths) == 3
+
+
 async def test_the_retry_time_is_bounded_and_the_failure_names_the_setting(
     mock_server: MockServer,
 ) -> None:

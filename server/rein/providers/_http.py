@@ -291,12 +291,12 @@ class HttpModel(ABC):
             if retry_after is not None and retry_after > self.retry.max_retry_after:
                 _amend(exc, f"the server asked to retry after {retry_after:g} s")
             else:
-                _amend(exc, f"gave up after {retry + 1} attempts")
+                _amend(exc, f"gave up after {_attempts(retry + 1)}")
             raise exc
         if spent + wait > self.retry.max_total:
             _amend(
                 exc,
-                f"gave up after {retry + 1} attempts: {spent:.1f} s spent on retries, and "
+                f"gave up after {_attempts(retry + 1)}: {spent:.1f} s spent on retries, and "
                 f"waiting {wait:.1f} s more would pass rein.model.maxRetryWait "
                 f"({self.retry.max_total:g} s)",
             )
@@ -456,6 +456,10 @@ def _amend(exc: ModelError, note: str) -> None:
     """Append ``note`` to the error's message (keeps its type and fields)."""
     if exc.args and isinstance(exc.args[0], str):
         exc.args = (f"{exc.args[0]} ({note})", *exc.args[1:])
+
+
+def _attempts(count: int) -> str:
+    return "1 attempt" if count == 1 else f"{count} attempts"
 
 
 def incomplete(label: str) -> TransientError:
