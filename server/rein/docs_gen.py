@@ -34,6 +34,7 @@ from rein.harness.events import (
     MessageEnd,
     MessageStart,
     ModelRequestEvent,
+    ModelRetry,
     PlanState,
     PlanStep,
     PlanUpdated,
@@ -140,6 +141,13 @@ EXAMPLES: dict[str, Any] = {
             usage=Usage(input_tokens=1200, output_tokens=80),
             model="gpt-4.1",
         )
+    ),
+    "model_retry": ModelRetry(
+        provider="openai (https://api.openai.com/v1)",
+        reason="openai (https://api.openai.com/v1) rate limit (HTTP 429): Rate limit reached",
+        attempt=1,
+        max_attempts=4,
+        wait_s=20.0,
     ),
     "tool_call_start": ToolCallStart(
         tool_call_id="call_0_0", name="read_file", arguments={"path": "app.py"}

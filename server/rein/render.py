@@ -191,6 +191,12 @@ class EventPrinter:
                 f"    ↻ {event.name} retry {event.attempt} of {event.max_attempts} "
                 f"in {event.delay_ms} ms: {_one_line(event.reason, 200)}"
             )
+        elif t == "model_retry":
+            # The reason names the provider; the wait is announced as it begins.
+            self._line(
+                f"  ↻ model retry {event.attempt} of {event.max_attempts} in "
+                f"{event.wait_s:.3g} s: {_one_line(event.reason, 300)}"
+            )
         elif t == "carried_changes":
             self._line(
                 f"  ↺ validating changes an earlier run left unvalidated: {', '.join(event.paths)}"
@@ -244,6 +250,12 @@ class EventPrinter:
             if inner.get("type") in ("run_start", "tool_call_start", "run_end"):
                 what = inner.get("name") or inner.get("status") or "started"
                 self._line(f"  ↳ [{event.name}] {inner['type']}: {what}")
+            elif inner.get("type") == "model_retry":
+                self._line(
+                    f"  ↳ [{event.name}] model retry {inner.get('attempt')} of "
+                    f"{inner.get('max_attempts')} in {inner.get('wait_s')} s: "
+                    f"{_one_line(str(inner.get('reason', '')), 200)}"
+                )
         elif t == "review_pending":
             self._line(
                 f"  ⧗ pending review ({len(event.paths)} file(s), applied; keep or undo them): "

@@ -41,7 +41,7 @@ async def test_a_version_3_database_gains_the_rules_table(tmp_path: Path) -> Non
     db.commit()
     db.close()
     store = SqliteStore.open(tmp_path)
-    assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     await store.approval_rules.add("rule_x", "/ws", "mcp", "time")
     assert [r[0] for r in await store.approval_rules.of_workspace("/ws")] == ["rule_x"]
     store.close()

@@ -256,6 +256,7 @@ function renderSubagent(item: SubagentItem): HTMLElement {
     h('div', { class: 'sub-meta' }, meta.join(' · ')),
     item.currentTool ? h('div', { class: 'sub-tool' }, icon('tool'), h('span', {}, item.currentTool)) : null,
     item.text ? h('div', { class: 'sub-text' }, item.text) : null,
+    item.retry ? h('div', { class: 'sub-retry', role: 'status' }, item.retry) : null,
     item.reason ? h('div', { class: 'sub-reason' }, item.reason) : null,
   );
 }

@@ -60,6 +60,8 @@ const statusLine = h('div', { class: 'status-line' });
 const banner = h('div', { class: 'banner hidden' });
 /** The run's tokens, context share and cost (header.costLine). */
 const costLineEl = h('div', { class: 'cost-line hidden', title: l10n.t('Tokens in and out, the context window in use, and the cost when the price is known') });
+/** The model's request waits to be retried (header.retry): cleared when the reply starts. */
+const retryLineEl = h('div', { class: 'retry-line hidden', role: 'status' });
 /** A run ended on its budget: the reason and Continue. */
 const budgetText = h('span', { class: 'budget-text' });
 const continueButton = h('button', { class: 'link-button budget-continue', title: l10n.t('Go on: send "continue" as a new prompt') }, l10n.t('Continue'));
@@ -137,6 +139,7 @@ app.append(
   h('div', { class: 'toolbar' }, sessionSelect, newButton, isolatedButton, refreshButton),
   statusLine,
   costLineEl,
+  retryLineEl,
   budgetEl,
   banner,
   preview.el,
@@ -250,6 +253,8 @@ function setHeader(next: Header): void {
   statusLine.classList.toggle('running', running);
   costLineEl.textContent = header.costLine ?? '';
   costLineEl.classList.toggle('hidden', !header.costLine);
+  retryLineEl.textContent = header.retry ?? '';
+  retryLineEl.classList.toggle('hidden', !header.retry);
   budgetText.textContent = header.budgetStop ? l10n.t('Stopped: {0}', header.budgetStop.replace(/^budget: /, '')) : '';
   budgetEl.classList.toggle('hidden', !header.budgetStop || running);
   sendLabel.textContent = running ? l10n.t('Steer') : l10n.t('Send');

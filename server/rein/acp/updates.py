@@ -16,6 +16,11 @@ The mapping (docs/acp.md draws it for clients):
   the result text (bounded; by its display kind: :mod:`rein.acp.result_text`);
 - ``gate_start`` / ``gate_result`` -> a ``think`` call "Check: <gate>";
   ``repair_attempt`` -> an ``other`` call "Repair n/max" with its blockers;
+- ``model_retry`` -> an ``other`` call "Model retry n/max in W s" with the
+  reason (later retries of the request update it), ``completed`` when the
+  reply starts (or the turn ends: a steer ended the wait), ``failed`` when
+  the run ends without one: ACP has no status line, and every client shows
+  a tool call;
 - ``plan_updated`` -> ``plan``; ``turn_end`` -> ``usage_update``;
 - ``subagent_activity`` -> content on the ``task`` call; ``error`` -> a message;
   ``gate_waiting`` (a wait on the analyzers past a second) -> a thought;
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import helpers
 from acp.schema import (
@@ -149,6 +154,8 @@ class UpdateMapper:
         self._gate_seq = 0
         self._gate_ids: dict[str, str] = {}
         self._repair_id: str | None = None
+        #: The call showing the current request's retries (None: none waits).
+        self._retry_id: str | None = None
         #: The events the client is told of, by type; the others are not shown.
         self._handlers: dict[str, Callable[[Any], list[SessionUpdate]]] = {
             "message_delta": self._on_message_delta,
@@ -163,6 +170,8 @@ class UpdateMapper:
             "hook": self._on_hook,
             "mcp_server_state": self._on_mcp_server_state,
             "repair_attempt": self._on_repair_attempt,
+            "model_retry": self._on_model_retry,
+            "message_start": self._on_message_start,
             "run_end": self._on_run_end,
             "plan_updated": self._on_plan_updated,
             "turn_end": self._on_turn_end,
@@ -306,6 +315,11 @@ class UpdateMapper:
             line = "▸ " + tool_title(str(child.get("name", "")), dict(child.get("arguments") or {}))
         elif kind == "tool_call_end" and child.get("is_error"):
             line = f"  ✗ {str(child.get('content', ''))[:200]}"
+        elif kind == "model_retry":
+            line = (
+                f"  ↻ model retry {child.get('attempt')}/{child.get('max_attempts')} in "
+                f"{child.get('wait_s')} s: {str(child.get('reason', ''))[:200]}"
+            )
         elif kind == "run_end":
             line = f"{event.name}: {child.get('status')}"
         else:
@@ -371,7 +385,46 @@ class UpdateMapper:
         return updates
 
     def _on_run_end(self, event: Any) -> list[SessionUpdate]:
-        return self._close_repair()
+        return [*self._close_repair(), *self._close_retry("failed")]
+
+    # ------------------------------------------------------------ model retries
+
+    def _on_model_retry(self, event: Any) -> list[SessionUpdate]:
+        title = f"Model retry {event.attempt}/{event.max_attempts} in {event.wait_s:.3g} s"
+        content = [_text(_head(event.reason))]
+        raw = {
+            "provider": event.provider,
+            "attempt": event.attempt,
+            "maxAttempts": event.max_attempts,
+            "waitS": event.wait_s,
+        }
+        if self._retry_id is not None:
+            return [
+                helpers.update_tool_call(
+                    self._retry_id, title=title, content=content, raw_input=raw
+                )
+            ]
+        self._gate_seq += 1
+        self._retry_id = f"rein-retry-{self._gate_seq}"
+        return [
+            helpers.start_tool_call(
+                self._retry_id,
+                title,
+                kind="other",
+                status="in_progress",
+                content=content,
+                raw_input=raw,
+            )
+        ]
+
+    def _on_message_start(self, event: Any) -> list[SessionUpdate]:
+        return self._close_retry("completed") if event.role == "assistant" else []
+
+    def _close_retry(self, status: Literal["completed", "failed"]) -> list[SessionUpdate]:
+        if self._retry_id is None:
+            return []
+        call, self._retry_id = self._retry_id, None
+        return [helpers.update_tool_call(call, status=status)]
 
     # ------------------------------------------------------------ plan, usage
 
@@ -379,6 +432,8 @@ class UpdateMapper:
         return [helpers.update_plan(plan_entries(event.steps))]
 
     def _on_turn_end(self, event: Any) -> list[SessionUpdate]:
+        # A retry's wait a steer ended: the turn ends with no reply.
+        closed = self._close_retry("completed")
         usage = event.usage
         context = event.context
         if context is not None:
@@ -386,11 +441,14 @@ class UpdateMapper:
         else:
             used, size = usage.input_tokens + usage.output_tokens, self._window()
         if used <= 0:
-            return []
+            return closed
         # The session's cost in this process, while every turn's is known.
         if event.cost is None:
             self._cost = None
         elif self._cost is not None:
             self._cost += event.cost
         cost = None if self._cost is None else Cost(amount=round(self._cost, 6), currency="USD")
-        return [UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)]
+        return [
+            *closed,
+            UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost),
+        ]

@@ -63,6 +63,7 @@ __all__ = [
     "MessageEnd",
     "MessageStart",
     "ModelRequestEvent",
+    "ModelRetry",
     "PlanState",
     "PlanStateName",
     "PlanStep",
@@ -224,6 +225,25 @@ class ModelRequestEvent(_Event):
     model: str
     format: str = "neutral"
     payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class ModelRetry(_Event):
+    """The model's request failed before any reply (a 429, a 5xx, a refused
+    connection, a stall) and is sent again after ``wait_s`` seconds: sent as
+    the wait begins. Show it until the reply starts (``message_start``) or
+    the next ``model_retry``; at most ``rein.model.maxRetries`` per request."""
+
+    type: Literal["model_retry"] = "model_retry"
+    #: The provider and its endpoint (``openai (https://api.openai.com/v1)``).
+    provider: str
+    #: What failed, as the error says it (never a key or a header's value).
+    reason: str
+    #: This retry's number: 1 for the second attempt.
+    attempt: int
+    #: The retries the request may get (``rein.model.maxRetries``).
+    max_attempts: int
+    #: The wait before this retry, in seconds (a ``Retry-After``, or the backoff).
+    wait_s: float
 
 
 class MessageEnd(_Event):
@@ -442,6 +462,7 @@ Event = Annotated[
     | MessageDelta
     | MessageEnd
     | ModelRequestEvent
+    | ModelRetry
     | ToolCallStart
     | ToolCallUpdate
     | ToolRetry

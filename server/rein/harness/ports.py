@@ -84,6 +84,7 @@ __all__ = [
     "ProcessSandbox",
     "ReleasingDiagnostics",
     "RememberScope",
+    "RetryWait",
     "SandboxedStart",
     "SendingListener",
     "SettlingDiagnostics",
@@ -168,7 +169,26 @@ class TurnDone:
     message: AssistantMessage
 
 
-ModelDelta = TextDelta | ThinkingDelta | ToolCallDelta | TurnDone
+@dataclass(frozen=True, slots=True)
+class RetryWait:
+    """The model's request failed before any reply and is sent again after
+    ``wait_s`` seconds: yielded as the wait begins (never after it), so the
+    harness tells the person (a ``model_retry`` event) and can end the wait
+    early (an abort, a steer) by closing the stream. Not a part of the reply.
+    A model without retries never yields one."""
+
+    #: Who failed: the provider's label (``openai (https://api.openai.com/v1)``).
+    provider: str
+    #: What failed, as the error says it (never a key or a header's value).
+    reason: str
+    #: This retry's number: 1 for the second attempt.
+    attempt: int
+    #: The retries the model may make (``rein.model.maxRetries``).
+    max_attempts: int
+    wait_s: float
+
+
+ModelDelta = TextDelta | ThinkingDelta | ToolCallDelta | RetryWait | TurnDone
 
 
 @runtime_checkable
@@ -176,7 +196,8 @@ class Model(Protocol):
     """Streams one assistant turn.
 
     ``stream`` yields deltas as they arrive and ends with exactly one
-    :class:`TurnDone`. Cancellation is structured: the agent runs the stream
+    :class:`TurnDone`; a :class:`RetryWait` before the reply's first delta
+    announces a retry's wait. Cancellation is structured: the agent runs the stream
     inside an anyio cancel scope and ``abort()`` cancels that scope, so a
     model must let ``CancelledError`` propagate and release its resources
     (close the HTTP response) in ``finally``. Failures are raised as

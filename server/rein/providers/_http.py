@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import httpx
@@ -25,7 +26,8 @@ from httpx_sse import EventSource, ServerSentEvent
 from rein.harness.conversation.wire import header_secrets, redact_headers, redact_payload
 from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
 from rein.harness.messages import AssistantMessage
-from rein.harness.ports import ModelDelta, ModelRequest, TurnDone
+from rein.harness.ports import ModelDelta, ModelRequest, RetryWait, TurnDone
+from rein.harness.redaction import remember_secret
 from rein.providers import _limits
 from rein.providers._errors import (
     header_retry_after,
@@ -60,12 +62,15 @@ class RetryPolicy:
     connection errors, stalls). A ``Retry-After`` above 0 wins over the
     backoff (one of 0 or less is no wait at all: the backoff stands); a
     server asking for more than ``max_retry_after`` seconds fails the turn
-    at once instead."""
+    at once instead. A request spends at most ``max_total`` seconds on its
+    retries (the waits and the retried attempts, ``rein.model.maxRetryWait``):
+    a retry whose wait would pass it is not made."""
 
     max_retries: int = 4
     base_delay: float = 0.5
     max_delay: float = 20.0
     max_retry_after: float = 60.0
+    max_total: float = 120.0
 
     def delay(self, retry: int, retry_after: float | None = None) -> float | None:
         """Seconds to wait before retry number ``retry`` (1-based), or None
@@ -162,13 +167,20 @@ class HttpModel(ABC):
         self._clients = clients
         self.base_url = config.resolved_base_url()
         self.api_key_env = config.resolved_api_key_env()
-        self.retry = retry or RetryPolicy(max_retries=config.max_retries)
+        self.retry = retry or RetryPolicy(
+            max_retries=config.max_retries, max_total=config.max_retry_wait
+        )
         self._transport = transport
         self._sleep = sleep
         self._client: httpx.AsyncClient | None = None
         self._dump: WireDump | None = None
         if config.wire_dump:
             self._dump = WireDump(config.wire_dump, [config.api_key()])
+        # Credentials in the URL (https://user:pass@proxy, https://token@host)
+        # are secrets: every message naming the URL (an error, a model_retry)
+        # is redacted.
+        parts = urlsplit(self.base_url)
+        remember_secret(unquote(parts.password or parts.username or ""))
         self.label = f"{self.provider} ({self.base_url})"
 
     @property
@@ -232,8 +244,11 @@ class HttpModel(ABC):
         payload = self.payload(request)
         body = json.dumps(payload).encode()
         retry = 0
+        #: Seconds spent on retries: the waits and the retried attempts.
+        spent = 0.0
         while True:
             streamed = False
+            started = anyio.current_time()
             try:
                 async with aclosing(self._attempt(request, payload, body, retry)) as deltas:
                     async for delta in deltas:
@@ -241,30 +256,52 @@ class HttpModel(ABC):
                         yield delta
                 return
             except ModelError as exc:
-                if streamed:
-                    exc.streamed = True
-                    if exc.retryable:
-                        _amend(exc, "not retried: part of the reply had already been streamed")
-                    raise
-                if not exc.retryable:
-                    raise
-                retry_after = exc.retry_after if isinstance(exc, ProviderError) else None
-                wait = self.retry.delay(retry + 1, retry_after)
-                if wait is None:
-                    if retry_after is not None and retry_after > self.retry.max_retry_after:
-                        _amend(exc, f"the server asked to retry after {retry_after:g} s")
-                    else:
-                        _amend(exc, f"gave up after {retry + 1} attempts")
-                    raise
-                retry += 1
-                log.warning(
-                    "%s; retry %d/%d in %.2f s",
-                    exc if self.label in str(exc) else f"{self.label}: {exc}",
-                    retry,
-                    self.retry.max_retries,
-                    wait,
-                )
-                await self._sleep(wait)
+                if retry:
+                    spent += anyio.current_time() - started
+                wait = self._retry_wait(exc, streamed, retry, spent)
+                reason = str(exc)
+            retry += 1
+            log.warning(
+                "%s; retry %d/%d in %.2f s",
+                reason if self.label in reason else f"{self.label}: {reason}",
+                retry,
+                self.retry.max_retries,
+                wait,
+            )
+            # Announced as the wait begins; the consumer ends the wait early
+            # by closing this stream (an abort, a steer).
+            yield RetryWait(self.label, reason, retry, self.retry.max_retries, wait)
+            await self._sleep(wait)
+            spent += wait
+
+    def _retry_wait(self, exc: ModelError, streamed: bool, retry: int, spent: float) -> float:
+        """The wait before retrying after ``exc`` (``retry`` retries made,
+        ``spent`` seconds spent on them); raises ``exc`` (amended with why)
+        when it is not retried."""
+        if streamed:
+            exc.streamed = True
+            if exc.retryable:
+                _amend(exc, "not retried: part of the reply had already been streamed")
+            raise exc
+        if not exc.retryable:
+            raise exc
+        retry_after = exc.retry_after if isinstance(exc, ProviderError) else None
+        wait = self.retry.delay(retry + 1, retry_after)
+        if wait is None:
+            if retry_after is not None and retry_after > self.retry.max_retry_after:
+                _amend(exc, f"the server asked to retry after {retry_after:g} s")
+            else:
+                _amend(exc, f"gave up after {_attempts(retry + 1)}")
+            raise exc
+        if spent + wait > self.retry.max_total:
+            _amend(
+                exc,
+                f"gave up after {_attempts(retry + 1)}: {spent:.1f} s spent on retries, and "
+                f"waiting {wait:.1f} s more would pass rein.model.maxRetryWait "
+                f"({self.retry.max_total:g} s)",
+            )
+            raise exc
+        return wait
 
     async def _attempt(
         self, request: ModelRequest, payload: dict[str, Any], body: bytes, attempt: int
@@ -419,6 +456,10 @@ def _amend(exc: ModelError, note: str) -> None:
     """Append ``note`` to the error's message (keeps its type and fields)."""
     if exc.args and isinstance(exc.args[0], str):
         exc.args = (f"{exc.args[0]} ({note})", *exc.args[1:])
+
+
+def _attempts(count: int) -> str:
+    return "1 attempt" if count == 1 else f"{count} attempts"
 
 
 def incomplete(label: str) -> TransientError:

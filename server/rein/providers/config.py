@@ -15,7 +15,7 @@ from rein.harness.errors import ConfigError
 from rein.harness.redaction import remember_secret
 from rein.process.environment import remember_secret_name
 
-__all__ = ["ModelConfig", "ProviderName"]
+__all__ = ["MAX_RETRIES", "ModelConfig", "ProviderName"]
 
 ProviderName = Literal["openai", "anthropic", "replay", "vscode-lm"]
 
@@ -24,6 +24,8 @@ _DEFAULT_BASE_URL = {
     "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
 }
 _DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+#: The most ``maxRetries`` may be (see :attr:`ModelConfig.max_retries`).
+MAX_RETRIES = 10
 #: Where a person who left a setting out reads how to set it.
 _DOCS = 'docs/providers.md ("Configuration" and "Pointing Rein at a server")'
 
@@ -57,8 +59,15 @@ class ModelConfig(BaseModel):
     extra_headers: dict[str, str] = Field(default_factory=dict)
     #: Replay only: the path of the YAML script to play.
     script: str | None = None
-    #: Retries after the first attempt for 429, 5xx and connection errors.
-    max_retries: int = Field(4, ge=0)
+    #: Retries after the first attempt for 429, 5xx, connection errors and
+    #: stalls. At most 10: the backoff reaches its 20 s ceiling by the 7th,
+    #: so more only press a server that keeps failing (the vendors' SDKs
+    #: make 2), and each attempt may itself take ``stream_idle_timeout``.
+    max_retries: int = Field(4, ge=0, le=MAX_RETRIES)
+    #: Seconds one model request may spend on retries: the waits between
+    #: attempts and the retried attempts themselves. A retry whose wait
+    #: would pass it is not made: the turn fails, naming this setting.
+    max_retry_wait: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False)
     #: The timeouts are finite (.inf would be a wait without end).
     #: Seconds without a byte from the server before the stream counts as stalled.
     stream_idle_timeout: float = Field(60.0, gt=0, allow_inf_nan=False)

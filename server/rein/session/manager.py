@@ -454,11 +454,7 @@ class SessionManager:
             await self._bookkeeping(
                 store.set_memory_state(session.id, memory_key(session.mode), state)
             )
-            await self._bookkeeping(
-                store.record_run(
-                    result.run_id, session.id, result.status, result.error, result.turns, usage
-                )
-            )
+            await self._bookkeeping(store.record_run(session.id, result, usage))
         return result
 
     async def _store_cancelled(self, session: Session, store: SqliteStore) -> None:
@@ -477,11 +473,7 @@ class SessionManager:
             await self._bookkeeping(
                 store.set_status(session.id, result.status, turns=result.turns, usage=usage)
             )
-            await self._bookkeeping(
-                store.record_run(
-                    result.run_id, session.id, result.status, result.error, result.turns, usage
-                )
-            )
+            await self._bookkeeping(store.record_run(session.id, result, usage))
 
     @staticmethod
     def _memory_state(session: Session, waiting_for: str | None) -> dict[str, Any]:

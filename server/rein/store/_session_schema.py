@@ -6,7 +6,7 @@ from __future__ import annotations
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -69,5 +69,10 @@ _MIGRATIONS: dict[int, str] = {
     # sessions whose process is gone, not another live run's.
     5: """
         ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+    """,
+    # The retries of a run's model requests (its model_retry events, JSON):
+    # a stored session says that a run waited on a failing provider.
+    6: """
+        ALTER TABLE runs ADD COLUMN retries TEXT NOT NULL DEFAULT '[]';
     """,
 }

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from rein.harness.errors import StoreError
 from rein.harness.messages import Message, MessageAdapter
+from rein.harness.run.run_types import RunResult
 from rein.process.identity import owner_alive, this_process
 from rein.store._database import Database, DatabaseStore
 from rein.store._session_schema import _MIGRATIONS, SCHEMA_VERSION
@@ -394,26 +395,37 @@ class SqliteStore(DatabaseStore):
 
     # ------------------------------------------------------------------ runs
 
-    async def record_run(
-        self,
-        run_id: str,
-        session_id: str,
-        status: str,
-        reason: str | None,
-        turns: int,
-        usage: dict[str, Any],
-    ) -> None:
+    async def record_run(self, session_id: str, result: RunResult, usage: dict[str, Any]) -> None:
+        """Store how a run ended: its status, reason, turns, ``usage`` and
+        the retries of its model requests."""
+        retries = json.dumps([r.model_dump(mode="json") for r in result.model_retries])
+        row = (result.run_id, session_id, result.status, result.error, result.turns)
+
         def write() -> None:
             self._flush_locked()
             now = time.time()
             self._db.execute(
-                "INSERT INTO runs (id, session_id, status, reason, turns, usage, started_at, ended_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET status=excluded.status, "
-                "reason=excluded.reason, turns=excluded.turns, usage=excluded.usage, ended_at=excluded.ended_at",
-                (run_id, session_id, status, reason, turns, json.dumps(usage), now, now),
+                "INSERT INTO runs (id, session_id, status, reason, turns, usage, retries, "
+                "started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO "
+                "UPDATE SET status=excluded.status, reason=excluded.reason, turns=excluded.turns, "
+                "usage=excluded.usage, retries=excluded.retries, ended_at=excluded.ended_at",
+                (*row, json.dumps(usage), retries, now, now),
             )
 
         await self._call(write)
+
+    async def model_retries(self, session_id: str) -> list[dict[str, Any]]:
+        """The model retries of a session's runs, oldest run first: each a
+        ``model_retry`` event with its ``run_id``."""
+
+        def read() -> list[dict[str, Any]]:
+            rows = self._db.execute(
+                "SELECT id, retries FROM runs WHERE session_id=? ORDER BY started_at, rowid",
+                (session_id,),
+            ).fetchall()
+            return [{"run_id": run, **r} for run, retries in rows for r in json.loads(retries)]
+
+        return await self._call(read)
 
     async def mark_interrupted(self) -> list[str]:
         """Sessions left "running" by a process that died: mark them

@@ -221,6 +221,7 @@ export class PanelState {
         this.bumpHeader();
         break;
       case 'turn_end':
+        this.clearRetry(); // a steer ended the wait: the turn ends with no reply
         // `usage` is this turn's alone, its subagents' tokens included: the
         // counter adds it (never `run_usage`, the run so far), and drops the
         // children's turns it showed live meanwhile.
@@ -232,6 +233,7 @@ export class PanelState {
         break;
       case 'message_start':
         if (event.role === 'assistant') {
+          this.clearRetry();
           this.currentAssistant = this.add<AssistantItem>({
             kind: 'assistant',
             text: '',
@@ -278,6 +280,17 @@ export class PanelState {
         this.touch(tool);
         break;
       }
+      case 'model_retry':
+        // The request failed before any reply and waits: a status line until the reply starts.
+        this.header.retry = l10n.t(
+          'Model retry {0} of {1} in {2} s: {3}',
+          event.attempt,
+          event.max_attempts,
+          Number(event.wait_s.toPrecision(3)),
+          event.reason,
+        );
+        this.bumpHeader();
+        break;
       case 'tool_call_end':
         if (!PLAN_TOOLS.has(event.name) || event.is_error) {
           this.onToolEnd(event); // a plan tool shows only when it failed
@@ -433,6 +446,14 @@ export class PanelState {
     }
   }
 
+  /** The retry's status line ends: the reply started, the turn or the run ended. */
+  private clearRetry(): void {
+    if (this.header.retry !== undefined) {
+      this.header.retry = undefined;
+      this.bumpHeader();
+    }
+  }
+
   /** The header's counters: the run's turns, its children's turns since, the session's runs. */
   private showRunUsage(): void {
     this.header.runUsage = addUsage(this.turnsUsage, this.childUsage);
@@ -484,6 +505,7 @@ export class PanelState {
   }
 
   private onRunEnd(event: RunEndEvent): void {
+    this.clearRetry();
     for (const item of event.unverified ?? []) {
       this.notice('warning', l10n.t('Not verified: generation {0} ({1}: {2})', item.generation, item.gate, item.reason));
     }

@@ -3,6 +3,7 @@
  * child's own events (`subagent_activity.event`). Pure.
  */
 
+import * as l10n from '@vscode/l10n';
 import { isKnownEvent } from '../shared/protocol';
 import { addUsage, summarizeArgs, type SubagentItem } from '../shared/viewModel';
 import { tail } from './text';
@@ -28,13 +29,28 @@ export function applySubagentEvent(box: SubagentItem, inner: { type: string }): 
       return true;
     case 'turn_end':
       box.usage = addUsage(box.usage, inner.usage);
+      box.retry = undefined; // a steer ended the child's wait
       return true;
-    case 'message_start':
+    case 'model_retry':
+      box.retry = l10n.t(
+        'Model retry {0} of {1} in {2} s: {3}',
+        inner.attempt,
+        inner.max_attempts,
+        Number(inner.wait_s.toPrecision(3)),
+        inner.reason,
+      );
+      return true;
+    case 'message_start': {
+      const retried = inner.role === 'assistant' && box.retry !== undefined;
+      if (retried) {
+        box.retry = undefined; // the reply started
+      }
       if (inner.role === 'assistant' && box.text) {
         box.text = ''; // show the newest message only
         return true;
       }
-      return false;
+      return retried;
+    }
     case 'message_end': {
       // The whole message: the box shows it even when no delta came (a
       // replayed session, a client that joined late) and ends on its text.
@@ -65,6 +81,7 @@ export function applySubagentEvent(box: SubagentItem, inner: { type: string }): 
     case 'run_end':
       box.status = inner.status;
       box.reason = inner.reason ?? undefined;
+      box.retry = undefined;
       if (inner.usage) {
         box.usage = inner.usage;
       }

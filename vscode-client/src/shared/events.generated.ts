@@ -250,6 +250,20 @@ export interface ModelRequestEvent {
   type: 'model_request';
 }
 
+/**
+ * The model's request failed before any reply (a 429, a 5xx, a refused connection, a stall) and is
+ * sent again after ``wait_s`` seconds: sent as the wait begins. Show it until the reply starts
+ * (``message_start``) or the next ``model_retry``; at most ``rein.model.maxRetries`` per request.
+ */
+export interface ModelRetry {
+  attempt: number;
+  max_attempts: number;
+  provider: string;
+  reason: string;
+  type: 'model_retry';
+  wait_s: number;
+}
+
 /** A transition of the plan-act state machine. */
 export interface PlanState {
   previous: 'idle' | 'planning' | 'executing' | 'updating' | 'summarizing' | 'completed' | 'failed' | 'waiting';
@@ -551,6 +565,7 @@ export type ReinEvent =
   | MessageDelta
   | MessageEnd
   | ModelRequestEvent
+  | ModelRetry
   | ToolCallStart
   | ToolCallUpdate
   | ToolRetry
@@ -598,6 +613,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'message_delta',
   'message_end',
   'model_request',
+  'model_retry',
   'tool_call_start',
   'tool_call_update',
   'tool_retry',

@@ -118,6 +118,8 @@ export interface SubagentItem extends ItemBase {
   text: string;
   usage: Usage;
   reason?: string | undefined;
+  /** The child's model request waits to be retried (its `model_retry`), until its reply starts. */
+  retry?: string | undefined;
 }
 
 export interface PlanItem extends ItemBase {
@@ -226,6 +228,8 @@ export interface Header {
   costLine?: string | undefined;
   /** The last run ended on its budget: the reason (the panel offers Continue). */
   budgetStop?: string | undefined;
+  /** The model's request waits to be retried (a `model_retry`): a short status line, cleared when the reply starts. */
+  retry?: string | undefined;
 }
 
 export interface PreviewError {

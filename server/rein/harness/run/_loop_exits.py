@@ -107,6 +107,7 @@ class RunExits:
             unverified=unverified,
             cost=self.spend.run_cost,
             context=self.spend.context,
+            model_retries=list(self.stream.retries),
         )
 
     def finish_answered(self) -> RunResult:

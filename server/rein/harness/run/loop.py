@@ -100,7 +100,7 @@ class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
         self.record = RunRecord(ctx.carried, run_id=ctx.run_id)
         self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
         #: The assistant message being streamed (for the abort path).
-        self.stream = TurnStream(self.emit)
+        self.stream = TurnStream(self.emit, ctx.steering)
         self.degenerate = DegenerateReplies(
             config.max_empty_retries, config.empty_answer_with_changes
         )
@@ -239,7 +239,8 @@ class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
 
     async def model_turn(self) -> AssistantMessage | RunResult | None:
         """One model call: the assistant message; None for an empty reply
-        that is retried; the run's result when the run ends here."""
+        that is retried or a retry's wait a steer ended; the run's result
+        when the run ends here."""
         ctx = self.ctx
         self.turn += 1
         self.record.turn = self.turn
@@ -282,6 +283,9 @@ class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
             except ModelError as exc:
                 self.close_partial_stream("error")
                 return self.finish("failed", f"model error: {exc}")
+            if assistant is None:
+                self.end_turn(0)
+                return None  # a steer ended a retry's wait: deliver it, then ask anew
             break
         self.count_usage(assistant.usage)
         budget = ctx.budget

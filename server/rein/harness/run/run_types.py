@@ -15,7 +15,7 @@ from rein.harness.config import StuckToolConfig, ToolMisuseBreakerConfig
 from rein.harness.conversation.context import ContextBudget
 from rein.harness.conversation.relief import DEFAULT_RELIEF, OverWindowRelief
 from rein.harness.cost.pricing import PriceTable
-from rein.harness.events import Blocker, ContextShare, RunStatus, Unverified
+from rein.harness.events import Blocker, ContextShare, ModelRetry, RunStatus, Unverified
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage
@@ -149,6 +149,8 @@ class RunResult:
     cost: float | None = None
     #: The context window's fill at the run's last model request.
     context: ContextShare | None = None
+    #: The retries of the run's model requests, as announced (``model_retry``).
+    model_retries: list[ModelRetry] = field(default_factory=list)
 
 
 class RunControl:

@@ -85,16 +85,32 @@ class Steering:
         self._seen = 0
         #: Queued messages that were there before the current run began.
         self.late: set[int] = set()
+        self._listeners: list[Callable[[], None]] = []
 
     def steer(self, message: UserMessage) -> None:
         self.queue.append(message)
-        self._arrivals += 1
-        self.signal.set()
+        self._arrive()
 
     def poke(self) -> None:
         """Steering arrived outside the queue (an inbox): wake the tools."""
+        self._arrive()
+
+    def _arrive(self) -> None:
         self._arrivals += 1
         self.signal.set()
+        for listener in list(self._listeners):
+            listener()
+
+    @property
+    def arrived(self) -> bool:
+        """Something arrived since the last boundary (:meth:`take`)."""
+        return self._arrivals > self._seen
+
+    def on_arrival(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` (it must not raise) at each steer or poke from
+        now on (a model's retry wait ends at once); returns the unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
 
     def new_phase(self) -> None:
         """A tool phase starts: its signal is set only by what arrived

@@ -19,17 +19,20 @@ import anyio
 from rein.harness.calls.arguments import bounded_tool_calls
 from rein.harness.config import EmptyAnswerWithChanges
 from rein.harness.errors import ModelError
-from rein.harness.events import Emit, MessageDelta, MessageStart
+from rein.harness.events import Emit, MessageDelta, MessageStart, ModelRetry
 from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart
 from rein.harness.ports import (
     Model,
     ModelDelta,
     ModelRequest,
+    RetryWait,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
     TurnDone,
 )
+from rein.harness.redaction import redact
+from rein.harness.run.steering import Steering
 
 __all__ = ["CUT_EMPTY_NUDGE", "DegenerateReplies", "DegenerateStep", "TurnStream"]
 
@@ -59,23 +62,47 @@ async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIter
 class TurnStream:
     """Streams assistant turns for one run, one at a time."""
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, steering: Steering | None = None) -> None:
         self.emit = emit
+        #: Whose arrival ends a retry's wait (None: only an abort does).
+        self.steering = steering
+        #: The run's model retries so far, as announced.
+        self.retries: list[ModelRetry] = []
+        #: A steer ended the current request's retry wait.
+        self.steered = False
         #: True between the turn's message_start and its end.
         self.open = False
         self._text: list[str] = []
         self._thinking: list[str] = []
 
-    async def stream(self, model: Model, request: ModelRequest) -> AssistantMessage:
-        """The turn's final message; raises ModelError when the model fails
-        or ends its stream without one (then :meth:`close` it)."""
+    async def stream(self, model: Model, request: ModelRequest) -> AssistantMessage | None:
+        """The turn's final message; None when a steer arrived while the
+        request waited to be retried (the wait ends at once, the request is
+        dropped with nothing of the reply come, and the loop goes back to its
+        boundary, where the steer is delivered and a new request sent).
+        Raises ModelError when the model fails or ends its stream without a
+        message (then :meth:`close` it)."""
         self.open = False
+        self.steered = False
         self._text = []
         self._thinking = []
         done: AssistantMessage | None = None
         tool_names: dict[int, tuple[str | None, str | None]] = {}
         async with _closing(model.stream(request)) as stream:
-            async for delta in stream:
+            waiting = False
+            while (delta := await self._next(stream, waiting)) is not None:
+                waiting = isinstance(delta, RetryWait)
+                if isinstance(delta, RetryWait):
+                    retry = ModelRetry(
+                        provider=redact(delta.provider),
+                        reason=redact(delta.reason),
+                        attempt=delta.attempt,
+                        max_attempts=delta.max_attempts,
+                        wait_s=round(delta.wait_s, 3),
+                    )
+                    self.retries.append(retry)
+                    self.emit(retry)
+                    continue
                 if not self.open:
                     self.open = True
                     self.emit(MessageStart(role="assistant"))
@@ -100,12 +127,31 @@ class TurnStream:
                     )
                 elif isinstance(delta, TurnDone):
                     done = delta.message
+        if self.steered:
+            return None
         if done is None:
             raise ModelError(f"model {model.name!r} ended its stream without a final message")
         if not self.open:
             self.emit(MessageStart(role="assistant"))
         self.open = False
         return bounded_tool_calls(done)
+
+    async def _next(self, stream: AsyncIterator[ModelDelta], waiting: bool) -> ModelDelta | None:
+        """The stream's next delta (None at its end). While the model waits
+        to retry (``waiting``), a steer ends the wait at once: None, and
+        :attr:`steered` set (an abort cancels the run's scope)."""
+        if not waiting or self.steering is None:
+            return await anext(stream, None)
+        steering = self.steering
+        if not steering.arrived:
+            with anyio.CancelScope() as scope:
+                unsubscribe = steering.on_arrival(scope.cancel)
+                try:
+                    return await anext(stream, None)
+                finally:
+                    unsubscribe()
+        self.steered = True
+        return None
 
     def close(self, stop_reason: str) -> AssistantMessage | None:
         """The partial message of a turn cut short (None when no turn was

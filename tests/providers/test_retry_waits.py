@@ -1,0 +1,244 @@
+"""A model request's retries, as the person meets them: each retry is
+announced (a ``RetryWait`` delta, the ``model_retry`` event) as its wait
+begins, with the provider, the reason as the error says it (never the key),
+attempt n of max and the wait; the retries are bounded in number
+(``maxRetries`` at most 10) and in time (``maxRetryWait``); an abort or a
+steer during a wait ends it at once. Real provider code over real HTTP (the
+mock server, tests/providers/raw_server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import anyio
+import pytest
+from pydantic import ValidationError
+
+from rein.config import resolve_config
+from rein.harness import Agent, HarnessConfig
+from rein.harness.errors import RateLimitError, TransientError
+from rein.harness.ports import RetryWait, TurnDone
+from rein.providers._http import HttpModel, RetryPolicy
+from rein.providers.config import MAX_RETRIES, ModelConfig
+from rein.providers.mock_server import MockServer
+from rein.providers.openai import OpenAIModel
+from tests.fakes.events import WaitingEventLog
+from tests.providers.conftest import make_model, request
+from tests.providers.raw_server import RawServer
+
+PROVIDERS = [pytest.param("openai", id="openai"), pytest.param("anthropic", id="anthropic")]
+KEY = "sk-proj-RETRYkey0123456789abcdefABCDEF"
+
+
+async def _consume(model: HttpModel, order: list[object]) -> None:
+    """Stream one turn, logging each retry's announcement and each delta
+    into ``order`` (the model's sleep logs into it too)."""
+    with anyio.fail_after(10):
+        async for delta in model.stream(request()):
+            order.append(delta if isinstance(delta, RetryWait | TurnDone) else type(delta))
+
+
+def _sleeps_into(order: list[object]):  # type: ignore[no-untyped-def]
+    async def sleep(seconds: float) -> None:
+        order.append(("sleep", seconds))
+        await anyio.lowlevel.checkpoint()
+
+    return sleep
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_each_retry_is_announced_as_its_wait_begins(
+    mock_server: MockServer, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REIN_RETRY_KEY", KEY)
+    mock_server.load(
+        [
+            {"fault": {"status": 503, "body": {"error": {"message": f"overloaded ({KEY})"}}}},
+            {"fault": {"status": 429, "retry_after": 0.25}},
+            {"text": "finally"},
+        ]
+    )
+    order: list[object] = []
+    model = make_model(
+        provider, mock_server, sleep=_sleeps_into(order), api_key_env="REIN_RETRY_KEY"
+    )
+    await _consume(model, order)
+    await model.aclose()
+
+    first, sleep1, second, sleep2 = order[:4]
+    assert isinstance(first, RetryWait) and isinstance(second, RetryWait)
+    # Each announcement comes before its wait, and says what the wait is.
+    assert sleep1 == ("sleep", first.wait_s) and sleep2 == ("sleep", 0.25)
+    assert second.wait_s == 0.25  # the server's Retry-After
+    assert (first.attempt, second.attempt) == (1, 2)
+    assert first.max_attempts == second.max_attempts == 4
+    assert first.provider == second.provider == model.label
+    assert "HTTP 503" in first.reason and "overloaded" in first.reason
+    assert "HTTP 429" in second.reason
+    assert KEY not in first.reason  # the body echoed the key: never told
+    assert isinstance(order[-1], TurnDone) and order[-1].message.text == "finally"
+
+
+async def test_a_server_that_never_sends_headers_is_announced_each_idle_timeout() -> None:
+    """Connected, the request read, no response: each attempt waits out
+    ``streamIdleTimeout``, then its retry is announced as its wait begins."""
+
+    async def silent(_path: str, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    order: list[object] = []
+    async with RawServer(silent) as server:
+        model = make_model(
+            "openai",
+            None,
+            base_url=server.url + "/v1",
+            stream_idle_timeout=0.2,
+            retry=RetryPolicy(max_retries=2, base_delay=0.001, max_delay=0.002),
+            sleep=_sleeps_into(order),
+        )
+        started = time.monotonic()
+        with pytest.raises(TransientError, match=r"gave up after 3 attempts") as info:
+            await _consume(model, order)
+        elapsed = time.monotonic() - started
+        await model.aclose()
+    assert "no data for 0.2 s (streamIdleTimeout)" in str(info.value)
+    kinds = ["retry" if isinstance(o, RetryWait) else o[0] for o in order]  # type: ignore[index]
+    assert kinds == ["retry", "sleep", "retry", "sleep"]
+    retries = [o for o in order if isinstance(o, RetryWait)]
+    assert [r.attempt for r in retries] == [1, 2]
+    assert all("streamIdleTimeout" in r.reason for r in retries)
+    # Three attempts of 0.2 s each: the idle timeout is each attempt's wait.
+    assert 0.6 <= elapsed < 5
+
+
+async def test_a_silent_server_costs_three_attempts_with_the_default_ratio() -> None:
+    """docs/providers.md's arithmetic, scaled down: with ``maxRetryWait``
+    twice ``streamIdleTimeout`` (120 s and 60 s by default; the policy's
+    ``max_total`` is ``maxRetryWait``), a server that
+    never answers gets three attempts, not ``maxRetries`` + 1, and the
+    failure names the setting."""
+
+    async def silent(_path: str, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    async with RawServer(silent) as server:
+        config = ModelConfig(
+            provider="openai",
+            model="m",
+            base_url=server.url + "/v1",
+            api_key_env="",
+            stream_idle_timeout=0.2,
+        )
+        order: list[object] = []
+        # The backoff scaled down too (0.5 s, 1 s, 2 s: tiny beside 60 s).
+        policy = RetryPolicy(max_total=0.4, base_delay=0.001, max_delay=0.002)
+        model = OpenAIModel(config, retry=policy, sleep=_sleeps_into(order))
+        with pytest.raises(TransientError, match=r"rein\.model\.maxRetryWait \(0\.4 s\)") as info:
+            await _consume(model, order)
+        await model.aclose()
+    assert "gave up after 3 attempts" in str(info.value)
+    assert [o.attempt for o in order if isinstance(o, RetryWait)] == [1, 2]
+    assert len(server.paths) == 3
+
+
+async def test_the_retry_time_is_bounded_and_the_failure_names_the_setting(
+    mock_server: MockServer,
+) -> None:
+    mock_server.load([{"fault": {"status": 429, "retry_after": 0.3}}] * 3 + [{"text": "late"}])
+    order: list[object] = []
+    config = ModelConfig(
+        provider="openai", model="m", base_url=mock_server.url + "/v1", max_retry_wait=0.5
+    )
+    model = OpenAIModel(config, sleep=_sleeps_into(order))
+    assert model.retry.max_total == 0.5 and model.retry.max_retries == 4
+    with pytest.raises(RateLimitError, match=r"rein\.model\.maxRetryWait \(0\.5 s\)") as info:
+        await _consume(model, order)
+    await model.aclose()
+    assert "gave up after 2 attempts" in str(info.value)
+    assert [o for o in order if isinstance(o, tuple)] == [("sleep", 0.3)]
+    assert len(mock_server.requests) == 2
+
+
+def test_max_retries_is_bounded() -> None:
+    assert ModelConfig(max_retries=MAX_RETRIES).max_retries == 10
+    with pytest.raises(ValidationError, match="less than or equal to 10"):
+        ModelConfig(max_retries=10_000)
+    with pytest.raises(ValidationError):
+        ModelConfig(max_retry_wait=float("inf"))
+    # In the settings: reported once, the default kept (never a turn without end).
+    resolved = resolve_config({"model": {"maxRetries": 10_000, "maxRetryWait": 30}})
+    assert resolved.config.model.max_retries == 4
+    assert resolved.config.model.max_retry_wait == 30
+    [issue] = resolved.issues
+    assert issue.key == "model.maxRetries" and "less than or equal to 10" in issue.problem
+
+
+def _agent(model: HttpModel) -> tuple[Agent, WaitingEventLog]:
+    agent = Agent(model, config=HarnessConfig(run_idle_timeout_ms=0))
+    log = WaitingEventLog()
+    agent.subscribe(log)
+    return agent, log
+
+
+async def test_an_abort_during_a_retry_wait_ends_it_at_once(mock_server: MockServer) -> None:
+    mock_server.load([{"fault": {"status": 429, "retry_after": 30}}, {"text": "never"}])
+    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy()))
+    with anyio.fail_after(5):  # not the 30 s the server asked for
+        async with anyio.create_task_group() as tg:
+            results = []
+
+            async def run() -> None:
+                results.append(await agent.prompt("hi"))
+
+            tg.start_soon(run)
+            await log.wait_for(lambda events: any(e.type == "model_retry" for e in events))
+            agent.abort("stop")
+    assert results[0].status == "aborted"
+    [retry] = log.of("model_retry")
+    assert (retry.attempt, retry.max_attempts, retry.wait_s) == (1, 4, 30.0)
+    assert len(mock_server.requests) == 1
+
+
+async def test_a_steer_during_a_retry_wait_ends_it_and_is_sent_at_once(
+    mock_server: MockServer,
+) -> None:
+    mock_server.load(
+        [
+            {"fault": {"status": 503, "retry_after": 30}},
+            {"text": "steered", "expect": {"last_message_contains": "use the other file"}},
+        ]
+    )
+    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy()))
+    with anyio.fail_after(5):  # not the 30 s the server asked for
+        async with anyio.create_task_group() as tg:
+            results = []
+
+            async def run() -> None:
+                results.append(await agent.prompt("hi"))
+
+            tg.start_soon(run)
+            await log.wait_for(lambda events: any(e.type == "model_retry" for e in events))
+            agent.steer("use the other file")
+    assert results[0].status == "completed", results[0].error
+    assert results[0].text == "steered"
+    types = log.types()
+    # The wait ended, the turn closed with nothing said, the steer went in.
+    at = types.index("model_retry")
+    assert types[at + 1] == "turn_end"
+    assert types.index("steering_applied", at) < types.index("turn_start", at)
+    assert [r.outcome for r in mock_server.requests] == ["fault:status", "completed"]
+
+
+async def test_credentials_in_the_base_url_are_not_in_the_retry_event(
+    mock_server: MockServer,
+) -> None:
+    mock_server.load([{"fault": {"status": 503, "retry_after": 0.01}}, {"text": "ok"}])
+    secret = "urlPASSWORD0123456789abcdef"
+    base = mock_server.url.replace("http://", f"http://proxyuser:{secret}@") + "/v1"
+    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy(), base_url=base))
+    result = await agent.prompt("hi")
+    assert result.status == "completed", result.error
+    [retry] = log.of("model_retry")
+    assert secret not in retry.provider and secret not in retry.reason
+    assert retry.provider.startswith("openai (http://proxyuser:[redacted]@127.0.0.1:")
