@@ -138,6 +138,12 @@ class _Refusing:
     def under(self) -> None:
         return None
 
+    def same_environment(self) -> bool:
+        return True
+
+    async def watch(self) -> object:
+        raise AssertionError("never ready: no run")
+
     async def launch(self, argv: object, cwd: str, *, writable: object = ()) -> object:
         self.launches += 1
         raise OSError("no processes in this test")

@@ -51,6 +51,11 @@ class KeptProcessLauncher:
     def __init__(self, workspace: str | None = None, sandbox: KeptSandbox | None = None) -> None:
         self.workspace = workspace
         self.sandbox = sandbox
+        #: The environment the last process was launched with.
+        self._launched: dict[str, str] | None = None
+
+    def same_environment(self) -> bool:
+        return self._launched == child_environment(cwd=self.workspace)
 
     def under(self) -> object | None:
         return self.sandbox.sandbox() if self.sandbox is not None else None
@@ -68,6 +73,7 @@ class KeptProcessLauncher:
     ) -> asyncio.subprocess.Process:
         if self.sandbox is not None:
             argv = (await self.sandbox.start(argv, cwd=cwd, writable=writable, ends=False)).argv
+        self._launched = child_environment(cwd=self.workspace)
         return await asyncio.create_subprocess_exec(
             *dies_with_us(list(argv)),
             cwd=cwd,
@@ -75,7 +81,7 @@ class KeptProcessLauncher:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
-            env=child_environment(cwd=self.workspace),
+            env=self._launched,
         )
 
 

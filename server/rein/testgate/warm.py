@@ -118,6 +118,11 @@ class ProcessLauncher(Protocol):
         self, argv: Sequence[str], cwd: str, *, writable: Sequence[str] = ()
     ) -> KeptProcess: ...
 
+    def same_environment(self) -> bool:
+        """Whether a process launched now would get the environment the
+        kept process was launched with (Rein's own has not changed)."""
+        ...
+
     async def watch(self) -> SandboxedStart:
         """A run the kept process forks, in the sandbox it was launched
         in (now): what the sandbox looks at before a command there, and
@@ -231,11 +236,17 @@ class WarmPytest:
             return None
         if self.launcher.under() is not self._under:
             return None  # started in another sandbox (or none) than the runs' now
+        direct = self.launcher.same_environment()
+        if not direct:  # a run's environment is the kept process's, changed
+            log.debug(
+                "tests gate: the environment changed since the warm pytest started: "
+                "its runs go through its client"
+            )
         return WarmClient(
             script=str(folder / "client.py"),
             socket=str(folder / "socket"),
             token=self._token,
-            watch=self.launcher.watch,
+            watch=self.launcher.watch if direct else None,
         )
 
     async def close(self) -> None:
