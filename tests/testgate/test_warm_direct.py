@@ -131,9 +131,11 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Both end before ``run_tests`` returns: the kept process killed and
-    reaped pytest's group first. A kept process killed between two runs:
+    reaped pytest's group first. A test's ``os._exit(0)`` is not a pass. A kept process killed between two runs:
     the run goes through the client, which runs pytest itself."""
-    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_hang.py": HANGS})
+    exits = "import os\n\n\ndef test_exits():\n    os._exit(0)\n"
+    files = {"mod.py": GOOD, "tests/test_hang.py": HANGS, "tests/test_exit.py": exits}
+    root = project(tmp_path / "proj", files)
     fifo = tmp_path / "hanging.pid"
     os.mkfifo(fifo)
     monkeypatch.setenv("HANGING_PID", str(fifo))
@@ -153,6 +155,7 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
                 pid = int(await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True))
             tasks.cancel_scope.cancel()  # an abort: run_tests is cancelled
         aborted_ended = await _ended(pid)
+        exited = await run_tests(runner, spec, shadow, ["tests/test_exit.py"], 60, warm=client)
         timed: list[TestRun] = []
         async with anyio.create_task_group() as tasks:
 
@@ -180,6 +183,8 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
         shadow.remove()
 
     assert aborted_ended  # when run_tests returned, not later
+    assert exited.exit_code == 0
+    assert (exited.unverified or "").startswith("pytest ended before its session finished")
     assert (timed[0].unverified or "").startswith("the tests did not finish within 4 s")
     assert timed_ended
     assert (after.cold or "").startswith("the warm process could not be reached")

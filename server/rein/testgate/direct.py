@@ -82,12 +82,17 @@ async def run_direct(warm: WarmClient, call: PytestCall, timeout_s: float) -> Co
     fields += [f"=PWD={call.cwd}", *call.edits()]  # PWD: as the shell's cd sets it
     body = b"\0".join(os.fsencode(field) for field in fields)
     conn = await _connect(warm.socket)
-    watch = await warm.watch()
+    try:
+        watch = await warm.watch()
+    except BaseException:
+        conn.close()
+        raise
     try:
         output = _send(conn, len(body).to_bytes(4, "big") + body)
     except BaseException:
         conn.close()
-        await watch.ended()
+        with anyio.CancelScope(shield=True):
+            await watch.ended()
         raise
     answer = b""
     timed_out = False
@@ -224,7 +229,10 @@ async def _answer(conn: socket.socket) -> bytes:
     loop = asyncio.get_running_loop()
     answer = b""
     while (len(answer) < 5 or answer[:1] == b"R") and len(answer) < 1024:
-        more = await loop.sock_recv(conn, 1024)
+        try:
+            more = await loop.sock_recv(conn, 1024)
+        except OSError:  # reset: the kept process is gone
+            more = b""
         if not more:
             break
         answer += more

@@ -9,9 +9,12 @@ process group, killed when Rein dies; in the gates' OS sandbox when they
 run in one, with this folder and the shadow trees' bound writable, so its
 forks run in it; one started in another sandbox, or none, than the one
 the launcher names now serves no run and is replaced at the next start),
-and a run of the tests is then the
-same shell command through the gates' ``CommandRunner`` as a cold one,
-with a small *client* in place of ``-m pytest``:
+and a run of the tests is then handed to it by the gate itself
+(:mod:`rein.testgate.direct`: no sandbox start, shell or client), or,
+where the gate cannot reach it or Rein's environment changed since it
+started (:meth:`ProcessLauncher.same_environment`), the same shell command
+through the gates' ``CommandRunner`` as a cold one, with a small *client*
+in place of ``-m pytest``:
 
 * the client (``python -I -S client.py <socket> <token> <pytest args>``)
   connects to the kept process over a Unix socket in a private folder and
