@@ -118,8 +118,8 @@ async def test_a_direct_run_is_the_clients_run_in_the_sandbox_without_a_command(
     }
 
 
-async def _ended(pid: int) -> bool:
-    """Whether process ``pid`` has ended (it is not waited for)."""
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` has ended by now (not waited for)."""
     try:
         os.close(os.pidfd_open(pid))
     except ProcessLookupError:
@@ -131,8 +131,9 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Both end before ``run_tests`` returns: the kept process killed and
-    reaped pytest's group first. A test's ``os._exit(0)`` is not a pass. A kept process killed between two runs:
-    the run goes through the client, which runs pytest itself."""
+    reaped pytest's group first. A test's ``os._exit(0)`` is not a pass.
+    Rein's environment changed, or the kept process killed between two
+    runs: the run goes through the client (which then runs pytest itself)."""
     exits = "import os\n\n\ndef test_exits():\n    os._exit(0)\n"
     files = {"mod.py": GOOD, "tests/test_hang.py": HANGS, "tests/test_exit.py": exits}
     root = project(tmp_path / "proj", files)
@@ -154,7 +155,7 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
             with anyio.fail_after(60):
                 pid = int(await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True))
             tasks.cancel_scope.cancel()  # an abort: run_tests is cancelled
-        aborted_ended = await _ended(pid)
+        aborted_ended = _ended(pid)
         exited = await run_tests(runner, spec, shadow, ["tests/test_exit.py"], 60, warm=client)
         timed: list[TestRun] = []
         async with anyio.create_task_group() as tasks:
@@ -165,7 +166,7 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
             tasks.start_soon(timing_out)
             with anyio.fail_after(60):
                 pid = int(await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True))
-        timed_ended = await _ended(pid)
+        timed_ended = _ended(pid)
         # Rein's environment changed since the kept process started: its
         # runs go through the client (which hands over its own).
         monkeypatch.setenv("REIN_TEST_CHANGED", "1")
