@@ -138,6 +138,12 @@ class _Refusing:
     def under(self) -> None:
         return None
 
+    def same_environment(self) -> bool:
+        return True
+
+    async def watch(self) -> object:
+        raise AssertionError("never ready: no run")
+
     async def launch(self, argv: object, cwd: str, *, writable: object = ()) -> object:
         self.launches += 1
         raise OSError("no processes in this test")
@@ -296,11 +302,11 @@ async def test_a_warm_child_is_forked_from_frozen_objects_a_malformed_request_is
             warm=client,
         )
         answers = []
-        # Too few fields; more arguments named than there are fields (the
+        # Not a kind of request; more arguments named than there are fields (the
         # right token); a request that ends before its size.
         requests = (
             b"not\0a request",
-            f"{client.token}\0{root}\0{5}\0-q".encode(),
+            f"env\0{client.token}\0{root}\0{5}\0-q".encode(),
             b"",
         )
         for body in requests:
@@ -325,7 +331,7 @@ async def test_a_warm_child_is_forked_from_frozen_objects_a_malformed_request_is
     # tmp_path is made in the shadow's own folder, not the system's shared one.
     assert rest.split("] ", 1)[1].startswith(str(shadow.private / "proj.tmp" / "pytest-of-"))
     assert answers == [
-        b"R" + b"a malformed request (list index out of range)",
+        b"R" + b"a malformed request (an unknown kind of request 'not')",
         b"R" + b"a malformed request (it names 5 arguments of 1 fields)",
         b"R" + b"the request ended early",
     ]

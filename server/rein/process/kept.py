@@ -5,6 +5,7 @@ when they run in one."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from collections.abc import Sequence
 from typing import Protocol
@@ -50,15 +51,29 @@ class KeptProcessLauncher:
     def __init__(self, workspace: str | None = None, sandbox: KeptSandbox | None = None) -> None:
         self.workspace = workspace
         self.sandbox = sandbox
+        #: The environment the last process was launched with.
+        self._launched: dict[str, str] | None = None
+
+    def same_environment(self) -> bool:
+        return self._launched == child_environment(cwd=self.workspace)
 
     def under(self) -> object | None:
         return self.sandbox.sandbox() if self.sandbox is not None else None
+
+    async def watch(self) -> SandboxedStart:
+        """A run the kept process forks: the sandbox's look before and
+        after it, as around a command started there now (nothing started)."""
+        cwd = self.workspace or os.getcwd()
+        if self.sandbox is None:
+            return _Unsandboxed([])
+        return await self.sandbox.start(["true"], cwd=cwd, ends=True)
 
     async def launch(
         self, argv: Sequence[str], cwd: str, *, writable: Sequence[str] = ()
     ) -> asyncio.subprocess.Process:
         if self.sandbox is not None:
             argv = (await self.sandbox.start(argv, cwd=cwd, writable=writable, ends=False)).argv
+        self._launched = child_environment(cwd=self.workspace)
         return await asyncio.create_subprocess_exec(
             *dies_with_us(list(argv)),
             cwd=cwd,
@@ -66,5 +81,21 @@ class KeptProcessLauncher:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
-            env=child_environment(cwd=self.workspace),
+            env=self._launched,
         )
+
+
+class _Unsandboxed:
+    """A start outside any sandbox: nothing to look at."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+
+    async def ended(self) -> str | None:
+        return None
+
+    def ended_now(self) -> str | None:
+        return None
+
+    def failure_note(self, output: str) -> str | None:
+        return None

@@ -31,9 +31,10 @@ run's changes reach and blocks only on the tests the run broke.
   and which of them must go;
 - :mod:`~rein.testgate.warm`: a kept process with pytest imported that
   forks each run (through its :class:`~rein.testgate.warm.ProcessLauncher`
-  port).
+  port), handed to it by the gate itself (:mod:`~rein.testgate.direct`,
+  a run as data: :mod:`~rein.testgate.pytest_call`) or by its client.
 
 It keeps the core's rules (no adapter, no protocol library) and the core
-does not import it: hosts build it into a session's gate pipeline; the
+does not import it: hosts build it into a session's gate pipeline; a
 command runs through the gates' ``CommandRunner`` port.
 """

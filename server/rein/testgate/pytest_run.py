@@ -63,17 +63,24 @@ pytest runs it, :mod:`rein.testgate.warm`):
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rein.testgate.junit import Outcome, TestResult
+from rein.testgate.pytest_call import PytestCall
 from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
-__all__ = ["PLUGIN", "XDIST_FROM_FILES", "pytest_command", "read_report"]
+__all__ = [
+    "PLUGIN",
+    "XDIST_FROM_FILES",
+    "PytestCall",
+    "pytest_call",
+    "pytest_command",
+    "read_report",
+]
 
 #: Selected test files from which pytest-xdist is used, when installed.
 XDIST_FROM_FILES = 20
@@ -282,7 +289,35 @@ def pytest_command(
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
 ) -> str:
-    """The shell command running pytest in ``shadow``, its reports
+    """:func:`pytest_call`'s shell command."""
+    return pytest_call(
+        python,
+        shadow,
+        targets,
+        report,
+        xdist=xdist,
+        only=only,
+        warm=warm,
+        coverage=coverage,
+        untraced=untraced,
+        whole=whole,
+    ).shell()
+
+
+def pytest_call(
+    python: str,
+    shadow: Shadow,
+    targets: Sequence[str] | None,
+    report: Path,
+    *,
+    xdist: bool,
+    only: Sequence[str] | None = None,
+    warm: WarmClient | None = None,
+    coverage: Path | None = None,
+    untraced: Sequence[str] = (),
+    whole: Sequence[str] | None = None,
+) -> PytestCall:
+    """The run of pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini are the shadow's
     own files, :meth:`~rein.testgate.shadow.Shadow.own`);
     ``only``: of the tests ``targets`` collect, run only these node ids
@@ -299,7 +334,7 @@ def pytest_command(
     start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket, warm.token]
     argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
-    recorded = ""
+    env: list[tuple[str, str]] = []
     if coverage is not None:
         write_plugin(plugin_dir)
         argv += ["-p", COVERAGE_PLUGIN]
@@ -307,12 +342,12 @@ def pytest_command(
         if whole is not None and only is not None:
             listed = shadow.own("whole.txt")
             listed.write_text("".join(f"{name}\n" for name in whole), encoding="utf-8")
-            collect = shlex.quote(str(listed))
-        recorded = f"{COVERAGE_ENV}={shlex.quote(str(coverage))} {_COLLECT_ALL_ENV}={collect} "
+            collect = str(listed)
+        env += [(COVERAGE_ENV, str(coverage)), (_COLLECT_ALL_ENV, collect)]
         if untraced:
             names = shadow.own("untraced.txt")
             names.write_text("".join(f"{name}\n" for name in untraced), encoding="utf-8")
-            recorded += f"{UNTRACED_ENV}={shlex.quote(str(names))} "
+            env.append((UNTRACED_ENV, str(names)))
     if not own_config(root, targets):
         empty = shadow.own("ini") / "pytest.ini"
         empty.parent.mkdir(exist_ok=True)
@@ -325,11 +360,10 @@ def pytest_command(
     paths = [str(plugin_dir), str(root)]
     if (root / "src").is_dir():
         paths.append(str(root / "src"))
-    selected = ""
     if only is not None:
         names = shadow.own("only.txt")
         names.write_text("".join(f"{name}\n" for name in only), encoding="utf-8")
-        selected = f"{_ONLY_ENV}={shlex.quote(str(names))} "
+        env.insert(0, (_ONLY_ENV, str(names)))
     # tmp_path's folders in the shadow's own (unless the user set where):
     # pytest removes old ones as it makes one, and two runs at once (the
     # re-run beside the baseline), or any other pytest of the machine's
@@ -339,16 +373,18 @@ def pytest_command(
     # one named tmp was its own temporary folder).
     temp = shadow.own("tmp")
     temp.mkdir(exist_ok=True)
-    temproot = f"PYTEST_DEBUG_TEMPROOT=${{PYTEST_DEBUG_TEMPROOT:-{shlex.quote(str(temp))}}} "
-    compiled = ""
+    env.insert(0, (_REPORT_ENV, str(report)))
+    unset: tuple[str, ...] = ()
     if shadow.pycache is not None:
-        prefix = shlex.quote(str(shadow.pycache))
-        compiled = f"unset PYTHONDONTWRITEBYTECODE && PYTHONPYCACHEPREFIX={prefix} "
-    return (
-        f"cd {shlex.quote(str(root))} && {compiled}"
-        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}{recorded}{temproot}"
-        f'PYTHONPATH={shlex.quote(":".join(paths))}"${{PYTHONPATH:+:$PYTHONPATH}}" '
-        f"exec {shlex.join(argv)}"
+        unset = ("PYTHONDONTWRITEBYTECODE",)
+        env.insert(0, ("PYTHONPYCACHEPREFIX", str(shadow.pycache)))
+    return PytestCall(
+        cwd=str(root),
+        argv=tuple(argv),
+        env=tuple(env),
+        unset=unset,
+        defaults=(("PYTEST_DEBUG_TEMPROOT", str(temp)),),
+        path=tuple(paths),
     )
 
 

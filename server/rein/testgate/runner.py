@@ -20,14 +20,18 @@ collected) is :attr:`TestRun.nothing_collected`.
 
 from __future__ import annotations
 
+import functools
+import logging
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rein.harness.ports import CommandRunner
+from rein.harness.ports import CommandResult, CommandRunner
+from rein.testgate.direct import Refused, Unreached, run_direct
 from rein.testgate.junit import TestResult, parse_junit
-from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_command, read_report
+from rein.testgate.pytest_call import PytestCall
+from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_call, read_report
 from rein.testgate.recorder import RawCoverage, read_coverage
 from rein.testgate.shadow import Shadow, inside
 from rein.testgate.warm import WarmClient
@@ -45,6 +49,9 @@ __all__ = [
 JUNIT_PLACEHOLDER = "{junit}"
 #: The pytest report's name in a shadow's own folder (:meth:`Shadow.own`).
 REPORT = "report.jsonl"
+# The gate's logger: these lines are the gate's.
+log = logging.getLogger("rein.testgate.gate")
+
 #: pytest's exit codes that mean it could not judge the tests.
 _PYTEST_TROUBLE = {
     2: "pytest was interrupted",
@@ -117,6 +124,42 @@ def _read_cold(marker: Path) -> str | None:
         return None
 
 
+async def _run_pytest(
+    runner: CommandRunner,
+    call: Callable[..., PytestCall],
+    shadow: Shadow,
+    report: Path,
+    timeout_s: float,
+    warm: WarmClient | None,
+) -> tuple[CommandResult, str | None]:
+    """pytest's run (``call``, given how to reach the warm process): by
+    the kept process the gate hands it to (:mod:`rein.testgate.direct`),
+    else through ``runner``, with the warm client when there is one; and
+    why it ran cold when it was meant to run warm."""
+    # The shadow's own folder is the one folder besides the workspace the
+    # tests may write when the gates run sandboxed.
+    writable = [str(shadow.private)]
+    if warm is not None and warm.watch is not None:
+        cold = call(warm=None)
+        try:
+            return await run_direct(warm, cold, timeout_s), None
+        except Unreached as exc:
+            log.debug("tests gate: this run goes through the warm client: %s", exc)
+        except Refused as exc:
+            return await runner.run(cold.shell(), timeout_s=timeout_s, writable=writable), str(exc)
+    if warm is None:
+        return await runner.run(
+            call(warm=None).shell(), timeout_s=timeout_s, writable=writable
+        ), None
+    marker = report.with_name(report.name + ".cold")
+    marker.unlink(missing_ok=True)  # the warm client's (rein.testgate.warm)
+    # The warm process's folder too, so its client reaches the socket (that
+    # process runs in the sandbox too).
+    writable.append(warm.folder)
+    result = await runner.run(call(warm=warm).shell(), timeout_s=timeout_s, writable=writable)
+    return result, _read_cold(marker)
+
+
 def custom_command(spec: RunnerSpec, shadow: Shadow, report: Path) -> str:
     assert spec.command is not None
     command = spec.command.replace(JUNIT_PLACEHOLDER, shlex.quote(str(report)))
@@ -152,6 +195,8 @@ async def run_tests(
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
     coverage: Path | None = None
+    call: Callable[..., PytestCall] | None = None
+    command = ""
     if spec.custom:
         if spec.junit_path is not None and JUNIT_PLACEHOLDER not in (spec.command or ""):
             if not inside(shadow.root, spec.junit_path):
@@ -171,14 +216,14 @@ async def run_tests(
         if record and not xdist:
             coverage = shadow.own("coverage.json")
             coverage.unlink(missing_ok=True)
-        command = pytest_command(
+        call = functools.partial(
+            pytest_call,
             spec.python,
             shadow,
             targets,
             report,
             xdist=xdist,
             only=only,
-            warm=warm,
             coverage=coverage,
             untraced=untraced,
             whole=whole,
@@ -186,19 +231,17 @@ async def run_tests(
         who = "pytest"
     if report.exists() or report.is_symlink():
         report.unlink()  # in the shadow's own folders (a link is removed, not its target)
-    cold = None if warm is None or spec.custom else report.with_name(report.name + ".cold")
-    if cold is not None:
-        cold.unlink(missing_ok=True)  # the warm client's marker (rein.testgate.warm)
-    # The shadow's own folder is the one folder besides the workspace the
-    # tests may write when the gates run sandboxed (and the warm process's,
-    # so its client reaches the socket; that process runs in the sandbox too).
-    writable = [str(shadow.private)] + ([warm.folder] if warm is not None else [])
-    result = await runner.run(command, timeout_s=timeout_s, writable=writable)
+    if spec.custom:
+        writable = [str(shadow.private)]
+        result = await runner.run(command, timeout_s=timeout_s, writable=writable)
+        went_cold = None
+    else:
+        assert call is not None
+        result, went_cold = await _run_pytest(runner, call, shadow, report, timeout_s, warm)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
+    run.cold = went_cold
     if coverage is not None and not result.timed_out:
         run.coverage = read_coverage(coverage)
-    if cold is not None:
-        run.cold = _read_cold(cold)
     if result.timed_out:
         run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
         return run

@@ -9,9 +9,12 @@ process group, killed when Rein dies; in the gates' OS sandbox when they
 run in one, with this folder and the shadow trees' bound writable, so its
 forks run in it; one started in another sandbox, or none, than the one
 the launcher names now serves no run and is replaced at the next start),
-and a run of the tests is then the
-same shell command through the gates' ``CommandRunner`` as a cold one,
-with a small *client* in place of ``-m pytest``:
+and a run of the tests is then handed to it by the gate itself
+(:mod:`rein.testgate.direct`: no sandbox start, shell or client), or,
+where the gate cannot reach it or Rein's environment changed since it
+started (:meth:`ProcessLauncher.same_environment`), the same shell command
+through the gates' ``CommandRunner`` as a cold one, with a small *client*
+in place of ``-m pytest``:
 
 * the client (``python -I -S client.py <socket> <token> <pytest args>``)
   connects to the kept process over a Unix socket in a private folder and
@@ -77,249 +80,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from rein.harness.process_ports import SandboxedStart
+from rein.testgate.warm_scripts import CLIENT_SOURCE, SERVER_SOURCE
+
 __all__ = ["ProcessLauncher", "WarmClient", "WarmPytest"]
 
 log = logging.getLogger(__name__)
 
 #: How long the kept process may take to import pytest and say it is ready.
 READY_TIMEOUT_S = 60.0
-
-_SERVER_SOURCE = r'''"""Written by Rein's tests gate: a warm pytest, forked per run."""
-import gc
-import hmac
-import importlib
-import importlib.util
-import os
-import select
-import signal
-import socket
-import struct
-import sys
-import traceback
-import types
-
-import pytest
-from _pytest.config import default_plugins
-
-for _name in default_plugins:
-    try:
-        importlib.import_module("_pytest." + _name)
-    except Exception:
-        pass
-
-_OWN = set(os.environ.get("PYTHONPATH", "").split(os.pathsep))
-_BASE = [p for p in sys.path[1:] if p not in _OWN]
-_WARM = sorted({name.split(".")[0] for name in sys.modules if not name.startswith("_")})
-# What is imported now lives as long as this process: a child's garbage
-# collections (pytest's at its end among them) need not walk it, nor copy
-# each page of it to mark it. Its garbage is collected first, not frozen
-# for good (nor copied into every child).
-gc.collect()
-gc.freeze()
-
-
-def _collides(folders):
-    # One listing per folder, not two stats per warm module in each.
-    for folder in folders:
-        try:
-            entries = set(os.listdir(folder))
-        except OSError:
-            continue
-        for name in _WARM:
-            if (name + ".py" in entries and os.path.isfile(os.path.join(folder, name + ".py"))) or (
-                name in entries and os.path.isfile(os.path.join(folder, name, "__init__.py"))
-            ):
-                return True
-    return False
-
-
-def _receive(conn):
-    data, fds, _flags, _address = socket.recv_fds(conn, 1 << 16, 3)
-    if len(data) < 4:
-        raise EOFError
-    size = struct.unpack("!I", data[:4])[0]
-    data = data[4:]
-    while len(data) < size:
-        more = conn.recv(1 << 16)
-        if not more:
-            raise EOFError
-        data += more
-    # token, folder, the number of arguments, the arguments, then the
-    # environment's NAME=value entries: NUL-separated (neither holds a NUL).
-    fields = [os.fsdecode(f) for f in data[:size].split(b"\0")]
-    count = int(fields[2])
-    if not 0 <= count <= len(fields) - 3:
-        raise ValueError(f"it names {count} arguments of {len(fields) - 3} fields")
-    env = dict(entry.partition("=")[::2] for entry in fields[3 + count :])
-    request = {"token": fields[0], "cwd": fields[1], "args": fields[3 : 3 + count], "env": env}
-    return request, fds
-
-
-def _as_python_m_pytest():
-    # A test's multiprocessing (spawn, forkserver) starts its workers from
-    # ``__main__``: pytest's, as ``python -m pytest`` has it, never this file.
-    main = types.ModuleType("__main__")
-    main.__spec__ = importlib.util.find_spec("pytest.__main__")
-    main.__file__ = main.__spec__.origin
-    sys.modules["__main__"] = main
-    return main.__file__
-
-
-def _pytest(request, paths):
-    os.setpgid(0, 0)  # its group: what the run leaves behind is killed with it
-    os.chdir(request["cwd"])
-    sys.path[:] = [request["cwd"], *paths, *_BASE]
-    sys.argv = [_as_python_m_pytest(), *request["args"]]
-    # Bytecode as a cold interpreter would have it in this environment.
-    sys.dont_write_bytecode = bool(request["env"].get("PYTHONDONTWRITEBYTECODE"))
-    sys.pycache_prefix = request["env"].get("PYTHONPYCACHEPREFIX") or None
-    import random
-
-    random.seed()
-    try:
-        code = pytest.main(request["args"])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-        code = 3
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(int(code))
-
-
-def _refuse(conn, why):
-    # "R" and why; the client runs pytest itself and says so.
-    try:
-        conn.sendall(b"R" + why.encode("utf-8", "replace")[:400])
-    except OSError:
-        pass
-
-
-def _handle(conn, token):
-    os.setsid()
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    conn.settimeout(10)
-    try:
-        request, fds = _receive(conn)
-    except (ValueError, IndexError) as exc:  # not the gate's own client's request
-        _refuse(conn, f"a malformed request ({exc or type(exc).__name__})")
-        return
-    except EOFError:
-        _refuse(conn, "the request ended early")
-        return
-    except OSError as exc:
-        _refuse(conn, f"the request could not be read ({exc})")
-        return
-    conn.settimeout(None)
-    if not hmac.compare_digest(str(request.get("token", "")).encode(), token.encode()):
-        for fd in fds:
-            os.close(fd)
-        _refuse(conn, "not the gate's own client (its token)")
-        return
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    os.environ.clear()
-    os.environ.update(request["env"])
-    paths = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
-    if _collides([request["cwd"], *paths]):
-        conn.sendall(b"C")
-        return
-    pid = os.fork()
-    if pid == 0:
-        conn.close()
-        _pytest(request, paths)
-    done = os.pidfd_open(pid)
-    select.select([conn, done], [], [])  # pytest's end, or the client's
-    try:  # pytest's group (the child, until reaped, keeps its id)
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    _, status = os.waitpid(pid, 0)
-    conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
-
-
-def main(path, token):
-    # What a handler needs (Python 3.9, Linux 5.3): without it, no "ready".
-    os.close(os.pidfd_open(os.getpid()))
-    _needed = (socket.recv_fds, os.waitstatus_to_exitcode)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
-    server.listen(16)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    while True:
-        ready, _, _ = select.select([server, sys.stdin], [], [])
-        if sys.stdin in ready and not os.read(0, 4096):
-            return  # Rein is gone
-        if server in ready:
-            conn, _ = server.accept()
-            if os.fork() == 0:
-                server.close()
-                try:
-                    _handle(conn, token)
-                finally:
-                    os._exit(0)
-            conn.close()
-
-
-if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
-'''
-
-_CLIENT_SOURCE = r'''"""Written by Rein's tests gate: pytest run by the warm process."""
-import os
-import sys
-
-import _socket  # not socket, nor json: their imports were most of this client's start
-
-_ARGS = sys.argv[3:]
-
-
-def _cold(why):
-    report = os.environ.get("REIN_TESTS_REPORT")
-    if report:  # the gate says the run was cold, and why
-        try:
-            with open(report + ".cold", "w", encoding="utf-8") as marker:
-                marker.write(why)
-        except OSError:
-            pass
-    os.execv(sys.executable, [sys.executable, "-m", "pytest", *_ARGS])
-
-
-try:
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    conn.connect(sys.argv[1])
-    fields = [sys.argv[2], os.getcwd(), str(len(_ARGS)), *_ARGS]
-    fields += [f"{name}={value}" for name, value in os.environ.items()]
-    body = b"\0".join(os.fsencode(f) for f in fields)
-    fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))
-    ancillary = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)]
-    message = len(body).to_bytes(4, "big") + body
-    sent = conn.sendmsg([message], ancillary)  # the descriptors go with the first bytes
-    if sent < len(message):
-        conn.sendall(message[sent:])
-except (OSError, AttributeError) as exc:
-    _cold(f"the warm process could not be reached ({exc})")
-answer = b""
-# "X" and the exit code; "C"; "R" and why, to the connection's end.
-while (len(answer) < 5 or answer[:1] == b"R") and len(answer) < 1024:
-    more = conn.recv(1024)
-    if not more:
-        break
-    answer += more
-if answer[:1] == b"C":
-    _cold("a module the warm process has imported is in the project's own folders")
-if answer[:1] == b"R":
-    why = answer[1:].decode("utf-8", "replace")
-    _cold("the warm process refused this client: " + (why or "(no reason)"))
-if len(answer) < 5:
-    sys.stderr.write("rein: the warm pytest process ended without an exit code\n")
-    sys.exit(3)
-sys.exit(int.from_bytes(answer[1:5], "big", signed=True))
-'''
 
 
 class KeptProcess(Protocol):
@@ -352,6 +121,18 @@ class ProcessLauncher(Protocol):
         self, argv: Sequence[str], cwd: str, *, writable: Sequence[str] = ()
     ) -> KeptProcess: ...
 
+    def same_environment(self) -> bool:
+        """Whether a process launched now would get the environment the
+        kept process was launched with (Rein's own has not changed)."""
+        ...
+
+    async def watch(self) -> SandboxedStart:
+        """A run the kept process forks, in the sandbox it was launched
+        in (now): what the sandbox looks at before a command there, and
+        moves aside after it (:meth:`SandboxedStart.ended`), as around
+        one of the gates' commands; its ``argv`` is not started."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class WarmClient:
@@ -361,6 +142,9 @@ class WarmClient:
     script: str
     socket: str
     token: str
+    #: The sandbox's look around a run the gate hands to the kept process
+    #: itself (:mod:`rein.testgate.direct`); None: only the client does.
+    watch: Callable[[], Awaitable[SandboxedStart]] | None = None
 
     @property
     def folder(self) -> str:
@@ -409,8 +193,8 @@ class WarmPytest:
         else:
             old = None
         folder = Path(tempfile.mkdtemp(prefix="rein-warm-pytest-"))
-        (folder / "server.py").write_text(_SERVER_SOURCE, encoding="utf-8")
-        (folder / "client.py").write_text(_CLIENT_SOURCE, encoding="utf-8")
+        (folder / "server.py").write_text(SERVER_SOURCE, encoding="utf-8")
+        (folder / "client.py").write_text(CLIENT_SOURCE, encoding="utf-8")
         self._folder = folder
         self._under = self.launcher.under()
         self._task = asyncio.get_running_loop().create_task(self._launch(folder, old))
@@ -455,8 +239,17 @@ class WarmPytest:
             return None
         if self.launcher.under() is not self._under:
             return None  # started in another sandbox (or none) than the runs' now
+        direct = self.launcher.same_environment()
+        if not direct:  # a run's environment is the kept process's, changed
+            log.debug(
+                "tests gate: the environment changed since the warm pytest started: "
+                "its runs go through its client"
+            )
         return WarmClient(
-            script=str(folder / "client.py"), socket=str(folder / "socket"), token=self._token
+            script=str(folder / "client.py"),
+            socket=str(folder / "socket"),
+            token=self._token,
+            watch=self.launcher.watch if direct else None,
         )
 
     async def close(self) -> None:

@@ -1,0 +1,283 @@
+"""The warm pytest's two scripts (:mod:`rein.testgate.warm` says what
+they do), written into its folder when it starts: the kept process
+(``server.py``) and the client a shell command runs in place of
+``python -m pytest`` (``client.py``).
+
+A request is NUL-separated fields: its kind, the token, the folder, the
+number of pytest's arguments, the arguments, then the environment:
+``env``, the client's own (``NAME=value`` entries, the client's whole
+environment); ``edits``, the gate's changes to the environment the kept
+process was started with (:meth:`rein.testgate.pytest_call.PytestCall.edits`:
+the gate hands the run to the kept process itself,
+:mod:`rein.testgate.direct`). No field holds a NUL.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CLIENT_SOURCE", "SERVER_SOURCE"]
+
+SERVER_SOURCE = r'''"""Written by Rein's tests gate: a warm pytest, forked per run."""
+import gc
+import hmac
+import importlib
+import importlib.util
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import traceback
+import types
+
+import pytest
+from _pytest.config import default_plugins
+
+for _name in default_plugins:
+    try:
+        importlib.import_module("_pytest." + _name)
+    except Exception:
+        pass
+
+_OWN = set(os.environ.get("PYTHONPATH", "").split(os.pathsep))
+_BASE = [p for p in sys.path[1:] if p not in _OWN]
+_STARTED_WITH = dict(os.environ)
+_WARM = sorted({name.split(".")[0] for name in sys.modules if not name.startswith("_")})
+# What is imported now lives as long as this process: a child's garbage
+# collections (pytest's at its end among them) need not walk it, nor copy
+# each page of it to mark it. Its garbage is collected first, not frozen
+# for good (nor copied into every child).
+gc.collect()
+gc.freeze()
+
+
+def _collides(folders):
+    # One listing per folder, not two stats per warm module in each.
+    for folder in folders:
+        try:
+            entries = set(os.listdir(folder))
+        except OSError:
+            continue
+        for name in _WARM:
+            if (name + ".py" in entries and os.path.isfile(os.path.join(folder, name + ".py"))) or (
+                name in entries and os.path.isfile(os.path.join(folder, name, "__init__.py"))
+            ):
+                return True
+    return False
+
+
+def _receive(conn):
+    data, fds, _flags, _address = socket.recv_fds(conn, 1 << 16, 3)
+    if len(data) < 4:
+        raise EOFError
+    size = struct.unpack("!I", data[:4])[0]
+    data = data[4:]
+    while len(data) < size:
+        more = conn.recv(1 << 16)
+        if not more:
+            raise EOFError
+        data += more
+    # its kind, the token, the folder, the number of arguments, the
+    # arguments, then the environment: NUL-separated (none holds a NUL).
+    fields = [os.fsdecode(f) for f in data[:size].split(b"\0")]
+    kind = fields[0]
+    if kind not in ("env", "edits"):
+        raise ValueError(f"an unknown kind of request {kind[:20]!r}")
+    count = int(fields[3])
+    if not 0 <= count <= len(fields) - 4:
+        raise ValueError(f"it names {count} arguments of {len(fields) - 4} fields")
+    entries = fields[4 + count :]
+    if kind == "env":  # the client's own environment
+        env = dict(entry.partition("=")[::2] for entry in entries)
+    else:  # the gate's changes to this process's own
+        env = _edited(entries)
+    request = {"token": fields[1], "cwd": fields[2], "args": fields[4 : 4 + count], "env": env}
+    return request, fds
+
+
+def _edited(edits):
+    # The environment this process started with (the child environment,
+    # as the gates' sandbox has it), changed as the gate's shell command
+    # would: -NAME unsets, =NAME=value sets, ?NAME=value sets where unset
+    # or empty, +NAME=value puts value before (with a colon).
+    env = dict(_STARTED_WITH)
+    for edit in edits:
+        change, name, value = edit[:1], *edit[1:].partition("=")[::2]
+        if change == "-":
+            env.pop(name, None)
+        elif change == "=":
+            env[name] = value
+        elif change == "?":
+            env[name] = env.get(name) or value
+        elif change == "+":
+            env[name] = value + (":" + env[name] if env.get(name) else "")
+        else:
+            raise ValueError(f"an unknown change of the environment {edit[:20]!r}")
+    return env
+
+
+def _as_python_m_pytest():
+    # A test's multiprocessing (spawn, forkserver) starts its workers from
+    # ``__main__``: pytest's, as ``python -m pytest`` has it, never this file.
+    main = types.ModuleType("__main__")
+    main.__spec__ = importlib.util.find_spec("pytest.__main__")
+    main.__file__ = main.__spec__.origin
+    sys.modules["__main__"] = main
+    return main.__file__
+
+
+def _pytest(request, paths):
+    os.setpgid(0, 0)  # its group: what the run leaves behind is killed with it
+    os.chdir(request["cwd"])
+    sys.path[:] = [request["cwd"], *paths, *_BASE]
+    sys.argv = [_as_python_m_pytest(), *request["args"]]
+    # Bytecode as a cold interpreter would have it in this environment.
+    sys.dont_write_bytecode = bool(request["env"].get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = request["env"].get("PYTHONPYCACHEPREFIX") or None
+    import random
+
+    random.seed()
+    try:
+        code = pytest.main(request["args"])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+def _refuse(conn, why):
+    # "R" and why; the client runs pytest itself and says so.
+    try:
+        conn.sendall(b"R" + why.encode("utf-8", "replace")[:400])
+    except OSError:
+        pass
+
+
+def _handle(conn, token):
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    conn.settimeout(10)
+    try:
+        request, fds = _receive(conn)
+    except (ValueError, IndexError) as exc:  # not the gate's own client's request
+        _refuse(conn, f"a malformed request ({exc or type(exc).__name__})")
+        return
+    except EOFError:
+        _refuse(conn, "the request ended early")
+        return
+    except OSError as exc:
+        _refuse(conn, f"the request could not be read ({exc})")
+        return
+    conn.settimeout(None)
+    if not hmac.compare_digest(str(request.get("token", "")).encode(), token.encode()):
+        for fd in fds:
+            os.close(fd)
+        _refuse(conn, "not the gate's own client (its token)")
+        return
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    paths = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+    if _collides([request["cwd"], *paths]):
+        conn.sendall(b"C")
+        return
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _pytest(request, paths)
+    done = os.pidfd_open(pid)
+    select.select([conn, done], [], [])  # pytest's end, or the client's
+    try:  # pytest's group (the child, until reaped, keeps its id)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    _, status = os.waitpid(pid, 0)
+    conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
+
+
+def main(path, token):
+    # What a handler needs (Python 3.9, Linux 5.3): without it, no "ready".
+    os.close(os.pidfd_open(os.getpid()))
+    _needed = (socket.recv_fds, os.waitstatus_to_exitcode)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(16)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        ready, _, _ = select.select([server, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(0, 4096):
+            return  # Rein is gone
+        if server in ready:
+            conn, _ = server.accept()
+            if os.fork() == 0:
+                server.close()
+                try:
+                    _handle(conn, token)
+                finally:
+                    os._exit(0)
+            conn.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
+'''
+
+CLIENT_SOURCE = r'''"""Written by Rein's tests gate: pytest run by the warm process."""
+import os
+import sys
+
+import _socket  # not socket, nor json: their imports were most of this client's start
+
+_ARGS = sys.argv[3:]
+
+
+def _cold(why):
+    report = os.environ.get("REIN_TESTS_REPORT")
+    if report:  # the gate says the run was cold, and why
+        try:
+            with open(report + ".cold", "w", encoding="utf-8") as marker:
+                marker.write(why)
+        except OSError:
+            pass
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *_ARGS])
+
+
+try:
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    conn.connect(sys.argv[1])
+    fields = ["env", sys.argv[2], os.getcwd(), str(len(_ARGS)), *_ARGS]
+    fields += [f"{name}={value}" for name, value in os.environ.items()]
+    body = b"\0".join(os.fsencode(f) for f in fields)
+    fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))
+    ancillary = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)]
+    message = len(body).to_bytes(4, "big") + body
+    sent = conn.sendmsg([message], ancillary)  # the descriptors go with the first bytes
+    if sent < len(message):
+        conn.sendall(message[sent:])
+except (OSError, AttributeError) as exc:
+    _cold(f"the warm process could not be reached ({exc})")
+answer = b""
+# "X" and the exit code; "C"; "R" and why, to the connection's end.
+while (len(answer) < 5 or answer[:1] == b"R") and len(answer) < 1024:
+    more = conn.recv(1024)
+    if not more:
+        break
+    answer += more
+if answer[:1] == b"C":
+    _cold("a module the warm process has imported is in the project's own folders")
+if answer[:1] == b"R":
+    why = answer[1:].decode("utf-8", "replace")
+    _cold("the warm process refused this client: " + (why or "(no reason)"))
+if len(answer) < 5:
+    sys.stderr.write("rein: the warm pytest process ended without an exit code\n")
+    sys.exit(3)
+sys.exit(int.from_bytes(answer[1:5], "big", signed=True))
+'''
