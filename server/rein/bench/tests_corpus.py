@@ -75,6 +75,7 @@ from typing import Any
 import anyio
 
 from rein.bench.corpus import Project, fetch, make_workspace
+from rein.bench.tests_random import random_breaks
 from rein.bench.tests_scores import Case, phases_p50, print_tests_table, summarize
 from rein.bench.tests_seeds import (
     Mutation,
@@ -362,8 +363,12 @@ async def _verdicts(
         if not known["broken"]:
             survived += 1
             continue
-        case, _outcome = await _judge(gate, root, mutation, list(known["broken"]), repair=True)
-        case.truth_s = float(known["wall_s"])
+        truth = [*known["broken"], *known.get("sometimes", [])]
+        case, _outcome = await _judge(gate, root, mutation, truth, repair=True)
+        if case.false_blockers:
+            await random_breaks(case, known, runner, spec, root, limit, say)
+            truths.put(mutation.key, known)
+        case.truth, case.truth_s = list(known["broken"]), float(known["wall_s"])
         cases.append(case)
         say(
             f"  {mutation.key}: {len(case.truth)} broken, "
