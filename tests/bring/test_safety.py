@@ -102,6 +102,47 @@ def test_an_agent_none_of_whose_tools_is_offered_is_not_a_task_agent(tmp_path: P
     assert sorted(k.name for k in kinds) == ["any", "reader"]
 
 
+def test_an_agents_disallowed_tools_are_never_its_own(tmp_path: Path) -> None:
+    # Defect: Claude Code's disallowedTools was not read, so a reviewer
+    # written "every tool but Write, Edit and Bash" could write and run.
+    from rein.config import load_config
+    from rein.flows.subagent_kinds import kind_tools
+    from rein.session.setup_files import agent_kinds
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/agents/reviewer.md": (
+                "---\nname: reviewer\ndescription: d\n"
+                "disallowedTools: Write, Edit, Bash, mcp__db, mcp__gh__push\n---\nb\n"
+            ),
+            ".claude/agents/reader.md": (
+                "---\nname: reader\ndescription: d\ntools: [Read, Grep, Bash]\n"
+                "disallowedTools: [Bash]\n---\nb\n"
+            ),
+            ".claude/agents/nothing.md": (
+                "---\nname: nothing\ndescription: d\ntools: Bash\ndisallowedTools: Bash\n---\nb\n"
+            ),
+        },
+    )
+    offered = [
+        "read_file", "grep", "edit_file", "write_file", "run_command", "task",
+        "mcp__db__query", "mcp__gh__push", "mcp__gh__list",
+    ]  # fmt: skip
+    config = load_config({"setup": {"userFolders": False}})
+    kinds = {k.name: kind_tools(k, offered) for k in agent_kinds(config, root, offered, None)}
+    assert kinds == {
+        "reviewer": ["read_file", "grep", "task", "mcp__gh__list"],
+        "reader": ["read_file", "grep"],
+    }
+    [invalid] = discover_agents(root).invalid
+    assert (invalid.path, invalid.reason) == (
+        ".claude/agents/nothing.md",
+        "disallowedTools: takes away every tool its tools field gives",
+    )
+
+
 def test_a_skill_folder_linked_to_a_broad_folder_is_refused(tmp_path: Path) -> None:
     root, home = tmp_path / "ws", tmp_path / "home"
     write(home, {"SKILL.md": "---\nname: all\ndescription: d\n---\nb\n", "notes.txt": "x"})

@@ -130,6 +130,8 @@ def agent_items(found: FoundAgents, enabled: bool = True) -> list[SetupItem]:
     for agent in found.agents:
         tools = "all the session's tools" if agent.tools is None else ", ".join(agent.tools)
         detail = f"{agent.description} (tools: {tools or 'none'}"
+        if agent.disallowed and agent.tools is None:
+            detail += f" but {', '.join(agent.disallowed)}"
         if agent.unmapped:
             detail += f"; no Rein tool for {', '.join(agent.unmapped)}"
         if agent.model:

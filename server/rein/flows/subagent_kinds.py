@@ -30,13 +30,22 @@ class SubagentKind:
     model: Model | None = None
     #: What the ``task`` result says about it (empty: nothing).
     note: str = ""
+    #: Tools it never gets, even when ``tools`` is None: names, and
+    #: ``prefix*`` for every name that starts with the prefix.
+    disallowed: tuple[str, ...] = ()
+
+
+def _denied(name: str, disallowed: Sequence[str]) -> bool:
+    return any(
+        name == rule or (rule.endswith("*") and name.startswith(rule[:-1])) for rule in disallowed
+    )
 
 
 def kind_tools(kind: SubagentKind, offered: Sequence[str]) -> list[str]:
-    """The kind's tools among ``offered`` (all of them when it names none)."""
-    if kind.tools is None:
-        return list(offered)
-    return [name for name in kind.tools if name in offered]
+    """The kind's tools among ``offered`` (all of them when it names none),
+    less those it disallows."""
+    listed = offered if kind.tools is None else [n for n in kind.tools if n in offered]
+    return [name for name in listed if not _denied(name, kind.disallowed)]
 
 
 def kind_prompt(base: str, kind: SubagentKind) -> str:

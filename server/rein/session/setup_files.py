@@ -22,7 +22,7 @@ from rein.bring.inventory import (
 from rein.bring.skills import FoundSkills, SkillTool, discover_skills
 from rein.bring.sources import Invalid
 from rein.config import ReinConfig
-from rein.flows.subagent_kinds import SubagentKind
+from rein.flows.subagent_kinds import SubagentKind, kind_tools
 from rein.harness.ports import Model
 from rein.providers.config import ModelConfig
 from rein.tools.bootstrap import find_instructions
@@ -156,7 +156,8 @@ def agent_kinds(
     note their ``task`` result carries."""
     kinds = []
     for agent in agents_of(config, root).agents:
-        if agent.tools is not None and not any(t in offered for t in agent.tools if t != "task"):
+        shape = SubagentKind(agent.name, "", agent.tools, "", disallowed=agent.disallowed)
+        if not any(t != "task" for t in kind_tools(shape, offered)):
             continue  # none of its tools is offered here: not a subagent it could be
         model, said = agent_model(config, agent.model, model_factory)
         notes = [said] if said else []
@@ -173,6 +174,7 @@ def agent_kinds(
                 instructions=agent.instructions,
                 model=model,
                 note=f"agent {agent.name}: " + "; ".join(notes) if notes else "",
+                disallowed=agent.disallowed,
             )
         )
     return kinds
