@@ -36,6 +36,36 @@ def test_frontmatter_is_read_strictly() -> None:
         parse("---\n- a\n---\n")
 
 
+def test_an_argument_hint_is_its_text_as_claude_code_documents_it(tmp_path: Path) -> None:
+    # Defect: Claude Code's own examples made the command invalid: YAML
+    # reads "[message]" as a list, and "[pr-number] [priority]" not at all.
+    root = tmp_path / "r"
+    hints = {
+        "commit": "[message]",
+        "review-pr": "[pr-number] [priority] [assignee]",
+        "tag": "add [tagId] | remove [tagId] | list  # a comment",
+        "quoted": "'it''s [x]'",
+    }
+    write(
+        root,
+        {
+            f".claude/commands/{name}.md": f"---\nargument-hint: {hint}\ndescription: d\n---\nDo $1.\n"
+            for name, hint in hints.items()
+        },
+    )
+    found = discover_commands(root)
+    assert found.invalid == ()
+    assert {c.name: c.argument_hint for c in found.commands} == {
+        "commit": "[message]",
+        "review-pr": "[pr-number] [priority] [assignee]",
+        "tag": "add [tagId] | remove [tagId] | list",
+        "quoted": "it's [x]",
+    }
+    # Only that field: another value that is not YAML is still an error.
+    with pytest.raises(FrontmatterError, match="not valid YAML"):
+        parse("---\ndescription: [a] [b]\n---\nx\n")
+
+
 def test_skills_follow_the_specification_and_the_invalid_are_reported(
     repo: Path, tmp_path: Path
 ) -> None:
