@@ -229,6 +229,8 @@ def setup_inventory(
     found = find_instructions(root, settings.instruction_files, settings.deny_globs)
     for file in found.files:
         applies = f"applies to {file.scope}" if file.scope else "applies to the whole workspace"
+        if file.imported_by:
+            applies = f"imported by {file.imported_by}"
         inventory.add([SetupItem("instructions", file.path, file.path, "used", applies)])
     for note in found.notes:
         inventory.add([SetupItem("instructions", "-", "instructions.files", "invalid", note)])

@@ -17,6 +17,7 @@ from pathlib import Path
 from rein.harness.errors import SandboxError, ToolError
 from rein.tools._files import Entry, FileTree, plural
 from rein.tools._globs import glob_regex
+from rein.tools.instruction_imports import IMPORTING_FILES, MAX_IMPORTS, imports_of
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 
@@ -88,6 +89,8 @@ class InstructionFile:
     path: str
     text: str
     scope: str | None = None
+    #: The CLAUDE.md whose ``@path`` brought it in (None: found by a glob).
+    imported_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,37 @@ def _read_one(sandbox: Sandbox, name: str) -> tuple[str | None, str | None]:
     return text or None, None
 
 
+def _read_import(sandbox: Sandbox, path: str) -> tuple[str, str | None, str | None]:
+    """:func:`_read_one` for an import: ``(its workspace-relative path,
+    text, note)``."""
+    try:
+        rel = sandbox.resolve(path)
+    except SandboxError:
+        return path, None, f"{path} was not read: it leads outside the workspace."
+    text, note = _read_one(sandbox, rel)
+    return rel, text, note
+
+
+def _with_imports(
+    sandbox: Sandbox, files: Sequence[InstructionFile], notes: list[str]
+) -> list[InstructionFile]:
+    """``files``, each CLAUDE.md followed by the files its ``@path``
+    lines import (:mod:`rein.tools.instruction_imports`)."""
+    seen = {f.path for f in files}
+    out: list[InstructionFile] = []
+    left = MAX_IMPORTS
+    for found in files:
+        out.append(found)
+        if found.path.rpartition("/")[2] not in IMPORTING_FILES:
+            continue
+        brought = imports_of(
+            found.path, found.text, lambda p: _read_import(sandbox, p), seen, notes, left
+        )
+        left -= len(brought)
+        out.extend(InstructionFile(i.path, i.text, imported_by=i.imported_by) for i in brought)
+    return out
+
+
 def _scope(path: str) -> str | None:
     folder, _, name = path.rpartition("/")
     return f"{folder}/" if folder and name == "AGENTS.md" else None
@@ -162,7 +196,7 @@ def find_instructions(
     file tools' sandbox (a symlink out of the workspace, a protected file or
     a hard link is never read; a note says so). Workspace-wide files first
     in the order of ``files``, then each subfolder's AGENTS.md, shallowest
-    first."""
+    first; a CLAUDE.md is followed by the files it imports (``@path``)."""
     sandbox = Sandbox(str(root), deny_globs)
     notes: list[str] = []
     read: list[tuple[tuple[int, int, int, str], InstructionFile]] = []
@@ -181,11 +215,14 @@ def find_instructions(
         scope = _scope(path)
         key = (scope is not None, index, path.count("/"), path)
         read.append((key, InstructionFile(path, text, scope)))
-    return FoundInstructions(tuple(f for _, f in sorted(read, key=lambda r: r[0])), tuple(notes))
+    ordered = [f for _, f in sorted(read, key=lambda r: r[0])]
+    return FoundInstructions(tuple(_with_imports(sandbox, ordered, notes)), tuple(notes))
 
 
 def _block(found: InstructionFile) -> str:
     scope = f' applies_to="{found.scope}"' if found.scope else ""
+    if found.imported_by:
+        scope += f' imported_by="{found.imported_by}"'
     return (
         f'<project_instructions file="{found.path}"{scope}>\n{found.text}\n</project_instructions>'
     )
@@ -205,6 +242,11 @@ def instructions_text(found: Sequence[InstructionFile]) -> str | None:
             "An AGENTS.md in a subfolder applies to the files under that folder; for a "
             "file, the AGENTS.md nearest to it wins where it disagrees with one further "
             "up. Follow the one that applies to a file when you change it."
+        )
+    if any(f.imported_by for f in found):
+        lines.append(
+            "A file with imported_by was named with @ in that file (an import): its text is "
+            "part of that file's instructions."
         )
     return "\n".join(lines) + "\n\n" + "\n\n".join(_block(f) for f in found)
 
