@@ -15,7 +15,13 @@ from rein.bring.frontmatter import FrontmatterError, parse
 from rein.bring.skills import SkillArgs, SkillTool, discover_skills
 from rein.config import load_config
 from rein.harness.errors import ToolError
-from rein.session.setup_files import prompted, setup_inventory, skills_of
+from rein.session.setup_files import (
+    prompted,
+    setup_inventory,
+    setup_problems,
+    skill_tool,
+    skills_of,
+)
 from tests.bring.setup_repo import setup_repo, write
 
 
@@ -136,6 +142,55 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
     ]:
         with pytest.raises(ToolError, match=message.replace("(", r"\(")):
             await tool.execute(args, ctx)  # type: ignore[arg-type]
+
+
+def test_a_skill_is_a_slash_command_and_one_only_the_person_starts_is_not_listed(
+    tmp_path: Path,
+) -> None:
+    # Defect: /greeting was an unknown command (in Claude Code a skill is
+    # /its-name), and a disable-model-invocation skill was listed to the
+    # model as any other.
+    root = setup_repo(tmp_path / "repo")
+    write(
+        root,
+        {
+            ".claude/skills/deploy/SKILL.md": (
+                "---\nname: deploy\ndescription: Deploys.\ndisable-model-invocation: true\n"
+                "argument-hint: [environment]\n---\nDeploy to $1 with scripts/go.sh.\n"
+            ),
+            ".claude/skills/deploy/scripts/go.sh": "echo go\n",
+            ".claude/skills/quiet/SKILL.md": (
+                "---\nname: quiet\ndescription: Background.\nuser-invocable: false\n---\nq\n"
+            ),
+            ".claude/skills/odd/SKILL.md": (
+                "---\nname: odd\ndescription: d\nuser-invocable: 'no'\n---\nq\n"
+            ),
+            ".claude/commands/deploy.md": "the command file of the same name\n",
+        },
+    )
+    config = load_config({"setup": {"userFolders": False}})
+    ran = prompted(config, root, "/deploy staging")
+    assert ran.command is not None and ran.command.source == ".claude/skills/deploy/SKILL.md"
+    assert ran.text.startswith("# Skill: deploy\n\nDeploy to staging with scripts/go.sh.")
+    assert "read its files with read_file (.claude/skills/deploy/<file>)" in ran.text
+    assert "- scripts/go.sh" in ran.text
+    greeting = prompted(config, root, "/greeting Ann")
+    assert greeting.text.endswith("ARGUMENTS: Ann")
+    with pytest.raises(CommandError, match="unknown command /quiet"):
+        prompted(config, root, "/quiet")
+    tool = skill_tool(config, root)
+    assert tool is not None
+    assert "  - greeting:" in tool.prompt_section and "quiet" in tool.prompt_section
+    assert "deploy" not in tool.prompt_section
+    items = {(i.kind, i.name): i for i in setup_inventory(config, root).items}
+    assert items[("command", "/deploy")].source == ".claude/skills/deploy/SKILL.md"
+    assert items[("skill", "deploy")].detail == "Deploys. (only with /deploy)"
+    problems = setup_problems(config, root)
+    assert (
+        "command .claude/commands/deploy.md is not used: /deploy is already the skill "
+        ".claude/skills/deploy/SKILL.md" in problems
+    )
+    assert any("user-invocable: must be true or false, not 'no'" in p for p in problems)
 
 
 def test_custom_agents_of_both_formats_with_their_tools_mapped(repo: Path) -> None:

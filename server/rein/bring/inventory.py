@@ -117,7 +117,16 @@ def _name(path: str) -> str:
 
 
 def skill_items(found: FoundSkills, enabled: bool = True) -> list[SetupItem]:
-    items = [SetupItem("skill", s.name, s.source, "used", s.description) for s in found.skills]
+    items = [
+        SetupItem(
+            "skill",
+            s.name,
+            s.source,
+            "used",
+            s.description if s.model_invocable else f"{s.description} (only with /{s.name})",
+        )
+        for s in found.skills
+    ]
     if not enabled:
         return [SetupItem("skill", "-", "setup.skills", "off", "skills are off")]
     return items + invalid_items(found.invalid)

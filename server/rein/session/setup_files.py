@@ -19,7 +19,7 @@ from rein.bring.inventory import (
     hook_items,
     skill_items,
 )
-from rein.bring.skills import FoundSkills, SkillTool, discover_skills
+from rein.bring.skills import FoundSkills, SkillTool, discover_skills, skill_command
 from rein.bring.sources import Invalid
 from rein.config import ReinConfig
 from rein.flows.subagent_kinds import SubagentKind, kind_tools
@@ -60,7 +60,20 @@ def commands_of(config: ReinConfig, root: Path) -> Found:
     """The slash commands of the workspace ``root`` and of the user."""
     if not config.setup.commands:
         return Found()
-    return discover_commands(root, user_home(config), config.tool_settings().deny_globs)
+    found = discover_commands(root, user_home(config), config.tool_settings().deny_globs)
+    # A skill is the command /name too, and wins over a command file of that
+    # name, as in Claude Code.
+    skills = [skill_command(s) for s in skills_of(config, root).skills if s.user_invocable]
+    if not skills:
+        return found
+    taken = {c.name: c for c in skills}
+    shadowed = tuple(
+        Invalid("command", c.source, f"/{c.name} is already the skill {taken[c.name].source}")
+        for c in found.commands
+        if c.name in taken
+    )
+    kept = tuple(c for c in found.commands if c.name not in taken)
+    return Found(kept + tuple(skills), found.invalid + shadowed)
 
 
 @dataclass(frozen=True)
