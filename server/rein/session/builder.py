@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.analysis.gate import AnalyzerGate
-from rein.bring.hooks_adapter import attach_hooks
+from rein.bring.hook_session import attach_hooks
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.review import Reviewer
