@@ -58,7 +58,6 @@ from rein.harness.reported import reported_logger
 from rein.sandboxing.others import OtherCommandsSandbox
 
 if TYPE_CHECKING:
-
     from rein.config import ReinConfig
     from rein.harness.events import Event
 
