@@ -268,6 +268,41 @@ async def test_continue_false_ends_the_run_with_the_stop_reason(tmp_path: Path) 
     assert [(e.event, e.outcome, e.tool) for e in seen] == [("PostToolUse", "blocked", "Read")]
 
 
+async def test_a_hook_that_cannot_block_is_reported_and_session_start_context_is_shown(
+    tmp_path: Path,
+) -> None:
+    # Defect: a SessionStart (or PreCompact, Notification) hook's exit 2
+    # was dropped with no word, and SessionStart's context was added with no
+    # hook event, unlike every other hook's.
+    context = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "CTX"}}
+    )
+    _settings(
+        tmp_path / "home",
+        {
+            "SessionStart": [
+                {"hooks": [{"type": "command", "command": "echo NO-START >&2; exit 2"}]},
+                {"hooks": [{"type": "command", "command": f"echo '{context}'"}]},
+            ],
+            **_command("PreCompact", "echo NO-COMPACT >&2; exit 2"),
+        },
+    )
+    (tmp_path / "ws").mkdir()
+    model = FunctionModel(lambda request: assistant("ok"))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    assert (await _prompt(session)).status == "completed"
+    users = [m.content for m in model.requests[-1].messages if isinstance(m, UserMessage)]
+    assert users == ["go", "CTX"]
+    session.agent.context_window_cap = 3000
+    await _prompt(session, "x" * 40_000)  # over the window: the relief runs
+    said = [(e.event, e.outcome, e.message) for e in seen]
+    assert said == [
+        ("SessionStart", "failed", "a SessionStart hook cannot block; it said: NO-START"),
+        ("SessionStart", "context", "CTX"),
+        ("PreCompact", "failed", "a PreCompact hook cannot block; it said: NO-COMPACT"),
+    ]
+
+
 async def test_pre_compact_hooks_hear_of_a_compaction_first(tmp_path: Path) -> None:
     heard = tmp_path / "heard"
     _settings(tmp_path / "home", _command("PreCompact", f"cat > {heard}", "auto"))

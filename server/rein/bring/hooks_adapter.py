@@ -158,8 +158,10 @@ class ClaudeHooks:
         if not self._started:
             self._started = True
             source = self.start_source
-            for _hook, answer in await self._run("SessionStart", {"source": source}, source):
+            for hook, answer in await self._run("SessionStart", {"source": source}, source):
+                self._cannot_block(hook, answer)
                 if answer.context:
+                    self._note(hook, "context", answer.context)
                     self._start_context.append(answer.context)
 
     async def _still_allowed(self) -> bool:
@@ -373,7 +375,17 @@ class ClaudeHooks:
     ) -> None:
         """Run an event's hooks that only hear of something (Notification,
         PreCompact): what they answer is not used; a failure is reported."""
-        await self._run(event, fields, target)
+        for hook, answer in await self._run(event, fields, target):
+            self._cannot_block(hook, answer)
+
+    def _cannot_block(self, hook: HookEntry, answer: HookAnswer) -> None:
+        """A block or a ``continue: false`` of an event that cannot block
+        (SessionStart, Notification, PreCompact, SessionEnd) blocks nothing;
+        as Claude Code shows the person its stderr, it is reported, never
+        dropped."""
+        said = answer.block or answer.stop
+        if said is not None:
+            self._note(hook, "failed", f"a {hook.event} hook cannot block; it said: {said}")
 
     async def end(self, reason: str) -> None:
         """SessionEnd, once, when the host ends a session that ran (its
@@ -390,6 +402,7 @@ class ClaudeHooks:
         with anyio.move_on_after(bound + 3) as scope:
             ran = await self._run("SessionEnd", {"reason": reason}, reason, deadline=deadline)
             for hook, answer in ran:
+                self._cannot_block(hook, answer)
                 if answer.error is not None:
                     reported_log.warning(
                         "SessionEnd hook %r failed: %s", hook.command, answer.error
