@@ -303,6 +303,48 @@ async def test_a_hook_that_cannot_block_is_reported_and_session_start_context_is
     ]
 
 
+async def test_a_guard_with_on_failure_block_fails_closed(tmp_path: Path) -> None:
+    # Defect: Claude Code's onFailure (and statusMessage) made the entry
+    # invalid, so the very guard meant to fail closed did not run at all.
+    broken = {"type": "command", "command": "exit 1", "statusMessage": "Checking..."}
+    slow = {"type": "command", "command": "sleep 30", "timeout": 0.3}
+    _settings(
+        tmp_path / "home",
+        {
+            "PreToolUse": [
+                {"matcher": "Read", "hooks": [{**broken, "onFailure": "block"}]},
+                {"matcher": "Grep", "hooks": [{**slow, "onFailure": "block"}]},
+                {"matcher": "Glob", "hooks": [broken]},  # onFailure continue: fails open
+            ]
+        },
+    )
+    (tmp_path / "ws").mkdir()
+    calls = [
+        call("read_file", "c1", path="a.py"),
+        call("grep", "c2", pattern="x"),
+        call("glob", "c3", pattern="*.py"),
+    ]
+    turns = iter([assistant("", *calls)])
+    model = FunctionModel(lambda request: next(turns, assistant("done")))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False), files={"a.py": "x"})
+    assert (await _prompt(session)).status == "completed"
+    results = {
+        m.tool_call_id: m.content
+        for m in model.requests[-1].messages
+        if isinstance(m, ToolResultMessage)
+    }
+    assert results["c1"].startswith("Tool call blocked: PreToolUse hook (~/.claude/settings.json)")
+    assert "it failed (exit 1) and its onFailure is block" in results["c1"]
+    assert "timed out after 0.3 s" in results["c2"] and "onFailure is block" in results["c2"]
+    # Without it a failure of the guard lets the call go, as in Claude Code.
+    assert not results["c3"].startswith("Tool call blocked")
+    assert sorted((e.tool or "", e.outcome) for e in seen) == [
+        ("Glob", "failed"),
+        ("Grep", "blocked"),
+        ("Read", "blocked"),
+    ]
+
+
 async def test_pre_compact_hooks_hear_of_a_compaction_first(tmp_path: Path) -> None:
     heard = tmp_path / "heard"
     _settings(tmp_path / "home", _command("PreCompact", f"cat > {heard}", "auto"))

@@ -257,6 +257,9 @@ class ClaudeHooks:
                 answer = HookAnswer(error=ran.failure)
             else:
                 answer = read_answer(event, ran.exit_code, ran.stdout, ran.stderr, ran.stdout_cut)
+            if answer.error is not None and hook.on_failure == "block":
+                # Fails closed, as its onFailure asks: a broken guard blocks.
+                answer = HookAnswer(block=f"it failed ({answer.error}) and its onFailure is block")
             if answer.error is not None:
                 self._note(hook, "failed", answer.error, tool)
             out.append((hook, answer))
