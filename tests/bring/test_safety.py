@@ -143,6 +143,38 @@ def test_an_agents_disallowed_tools_are_never_its_own(tmp_path: Path) -> None:
     )
 
 
+def test_an_agents_mcp_tools_are_its_own(tmp_path: Path) -> None:
+    # Defect: "tools: Read, mcp__gh__list" gave the agent only read_file and
+    # told the model mcp__gh__list "has no Rein tool", while Rein offers the
+    # MCP tool under exactly that name.
+    from rein.config import load_config
+    from rein.flows.subagent_kinds import kind_tools
+    from rein.session.setup_files import agent_kinds
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/agents/gh.md": (
+                "---\nname: gh\ndescription: d\ntools: Read, mcp__gh__list, mcp__db\n---\nb\n"
+            ),
+            ".claude/agents/only-mcp.md": (
+                "---\nname: only-mcp\ndescription: d\ntools: mcp__db__*\n---\nb\n"
+            ),
+        },
+    )
+    [gh, only] = sorted(discover_agents(root).agents, key=lambda a: a.name)
+    assert (gh.tools, gh.unmapped) == (("read_file", "mcp__gh__list", "mcp__db__*"), ())
+    config = load_config({"setup": {"userFolders": False}})
+    # Built before the MCP servers start: their tools are not offered yet.
+    kinds = {k.name: k for k in agent_kinds(config, root, ["read_file", "grep"], None)}
+    assert sorted(kinds) == ["gh", "only-mcp"] and kinds["gh"].note == ""
+    offered = ["read_file", "grep", "mcp__gh__list", "mcp__gh__push", "mcp__db__query"]
+    assert kind_tools(kinds["gh"], offered) == ["read_file", "mcp__gh__list", "mcp__db__query"]
+    assert kind_tools(kinds["only-mcp"], offered) == ["mcp__db__query"]
+    assert only.unmapped == ()
+
+
 def test_a_skill_folder_linked_to_a_broad_folder_is_refused(tmp_path: Path) -> None:
     root, home = tmp_path / "ws", tmp_path / "home"
     write(home, {"SKILL.md": "---\nname: all\ndescription: d\n---\nb\n", "notes.txt": "x"})

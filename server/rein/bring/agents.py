@@ -10,7 +10,9 @@ Their tool names are mapped to Rein's (:data:`CLAUDE_TOOLS`,
 :data:`COPILOT_TOOLS`; Rein's own names are taken as they are); a name
 with no Rein tool is kept in :attr:`AgentDefinition.unmapped` and said
 where the agent is listed and started. No ``tools`` field means every
-tool the session offers, as both formats define it. Claude Code's
+tool the session offers, as both formats define it. An MCP tool is named
+as Rein names it too (``mcp__github__create_issue``; ``mcp__github`` or
+``mcp__github__*`` for all of a server's). Claude Code's
 ``disallowedTools`` is taken away from those (from ``tools``, or from every
 tool the session offers): :attr:`AgentDefinition.disallowed`, Rein's names,
 an MCP tool's as it is (``mcp__github__create_issue``) and a server's
@@ -178,6 +180,10 @@ def _agent(document: Document, path: Path, place: Place, shown: str) -> AgentDef
     unmapped: tuple[str, ...] = ()
     if listed is not None:
         mapped, missing = map_tools(listed, table)
+        # An MCP tool is Rein's under the same name (mcp__<server>__<tool>).
+        mcp = _mcp_names(missing)
+        mapped += [m for m in mcp if m not in mapped]
+        missing = [n for n in missing if not n.startswith("mcp__")]
         if listed and not mapped:
             # No tool at all: never a task subagent, so never "used".
             raise ValueError(f"tools: none of {', '.join(missing)} is a Rein tool")
@@ -206,9 +212,15 @@ def _disallowed(names: tuple[str, ...], table: dict[str, tuple[str, ...]]) -> tu
     name as it is, a server (``mcp__github`` or ``mcp__github__*``) as
     ``mcp__github__*``. A name with no Rein tool takes nothing away."""
     mapped, rest = map_tools(names, table)
-    for name in rest:
-        if not name.startswith("mcp__"):
-            continue
-        server, _, tool = name.removeprefix("mcp__").partition("__")
-        mapped.append(f"mcp__{server}__*" if tool in ("", "*") else name)
-    return tuple(dict.fromkeys(mapped))
+    return tuple(dict.fromkeys([*mapped, *_mcp_names(rest)]))
+
+
+def _mcp_names(names: Sequence[str]) -> list[str]:
+    """The MCP tools among ``names``: a tool's name as it is, a server's
+    (``mcp__github`` or ``mcp__github__*``) as ``mcp__github__*``."""
+    found = []
+    for name in names:
+        if name.startswith("mcp__"):
+            server, _, tool = name.removeprefix("mcp__").partition("__")
+            found.append(f"mcp__{server}__*" if tool in ("", "*") else name)
+    return found

@@ -22,7 +22,8 @@ __all__ = ["SubagentKind", "kind_prompt", "kind_tools"]
 class SubagentKind:
     name: str
     description: str
-    #: Tool names it may use (None: every tool offered to subagents).
+    #: Tool names it may use, ``prefix*`` for every name that starts with
+    #: the prefix (None: every tool offered to subagents).
     tools: tuple[str, ...] | None
     #: Its instructions: the last section of the child's system prompt.
     instructions: str
@@ -44,7 +45,11 @@ def _denied(name: str, disallowed: Sequence[str]) -> bool:
 def kind_tools(kind: SubagentKind, offered: Sequence[str]) -> list[str]:
     """The kind's tools among ``offered`` (all of them when it names none),
     less those it disallows."""
-    listed = offered if kind.tools is None else [n for n in kind.tools if n in offered]
+    if kind.tools is None:
+        listed = list(offered)
+    else:
+        listed = [n for n in kind.tools if n in offered]
+        listed += [n for n in offered if n not in listed and _denied(n, kind.tools)]
     return [name for name in listed if not _denied(name, kind.disallowed)]
 
 

@@ -170,13 +170,17 @@ def agent_kinds(
     kinds = []
     for agent in agents_of(config, root).agents:
         shape = SubagentKind(agent.name, "", agent.tools, "", disallowed=agent.disallowed)
-        if not any(t != "task" for t in kind_tools(shape, offered)):
+        # MCP tools join the session once their servers start: not known yet.
+        mcp = [t for t in agent.tools or () if t.startswith("mcp__")]
+        if not mcp and not any(t != "task" for t in kind_tools(shape, offered)):
             continue  # none of its tools is offered here: not a subagent it could be
         model, said = agent_model(config, agent.model, model_factory)
         notes = [said] if said else []
         if agent.unmapped:
             notes.append(f"its tools {', '.join(agent.unmapped)} have no Rein tool")
-        missing = [t for t in agent.tools or () if t not in offered and t != "task"]
+        missing = [
+            t for t in agent.tools or () if t not in offered and t != "task" and t not in mcp
+        ]
         if missing:
             notes.append(f"this session does not offer {', '.join(missing)}")
         kinds.append(
