@@ -214,3 +214,35 @@ def test_a_workspace_that_is_the_home_folder_reads_its_setup_folders_once(
     assert ([a.name for a in agents.agents], agents.invalid) == (["ok"], ())
     assert ([s.name for s in skills.skills], skills.invalid) == (["ok"], ())
     assert {commands.commands[0].scope, agents.agents[0].scope} == {"project"}
+
+
+def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -> None:
+    # Defect: the model read "Status: !`git status`" and "@docs/x.md" as if
+    # Claude Code had put in the output and the file; nothing said they
+    # were not there. They must still never run.
+    from rein.bring.commands import resolve
+
+    root = tmp_path / "ws"
+    marker = tmp_path / "ran"
+    write(
+        root,
+        {
+            ".claude/commands/commit.md": (
+                "---\nallowed-tools: Bash(touch:*)\n---\n"
+                f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
+                "Commit $ARGUMENTS\n"
+            ),
+            ".claude/commands/plain.md": "Say $ARGUMENTS\n",
+        },
+    )
+    found = discover_commands(root)
+    ran = resolve("/commit fix", found)
+    assert ran is not None and not marker.exists()
+    assert ran.prompt == (
+        f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\nCommit fix\n\n"
+        "(The !`...` commands above were not run and their output is not here: run those "
+        f"you need with run_command (touch {marker}). The files named with @ above are not "
+        "attached: read those you need (docs/rules.md).)"
+    )
+    plain = resolve("/plain hi", found)
+    assert plain is not None and plain.prompt == "Say hi"
