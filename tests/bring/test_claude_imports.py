@@ -7,9 +7,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rein.tools.bootstrap import find_instructions, instructions_text
+import pytest
+
+from rein.config import ReinConfig, load_config
+from rein.session import SessionSpec
+from rein.session.builder import build_session
+from rein.tools.bootstrap import find_instructions, instructions_text, user_instructions
 from rein.tools.instruction_imports import MAX_HOPS, MAX_IMPORTS
 from tests.bring.setup_repo import write
+from tests.fakes.models import FunctionModel, assistant
+from tests.fakes.session import fake_session_ports
 
 
 def test_claude_md_brings_in_the_files_it_imports(tmp_path: Path) -> None:
@@ -82,3 +89,39 @@ def test_imports_are_followed_five_hops_deep_and_at_most_twenty_files(tmp_path: 
     found = find_instructions(tmp_path / "wide")
     assert len(found.files) == 1 + MAX_IMPORTS
     assert [n.split(",")[0] for n in found.notes] == [f"CLAUDE.md imports @m{MAX_IMPORTS}.md"]
+
+
+def test_the_persons_own_claude_md_comes_first_with_its_imports_inside_dot_claude(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defect: ~/.claude/CLAUDE.md (Claude Code's user memory: "answer
+    # tersely", "use pnpm") never reached the model.
+    root, home = tmp_path / "ws", tmp_path / "home"
+    write(
+        home,
+        {
+            ".claude/CLAUDE.md": "MINE @rules.md @~/.claude/more.md @~/.ssh/id_rsa\n",
+            ".claude/rules.md": "RULES-TEXT",
+            ".claude/more.md": "MORE-TEXT",
+            ".ssh/id_rsa": "PRIVATE",
+        },
+    )
+    write(root, {"CLAUDE.md": "PROJECT"})
+    own = user_instructions(home)
+    assert [(f.path, f.imported_by) for f in own.files] == [
+        ("~/.claude/CLAUDE.md", None),
+        ("~/.claude/rules.md", "~/.claude/CLAUDE.md"),
+        ("~/.claude/more.md", "~/.claude/CLAUDE.md"),
+    ]
+    [note] = own.notes
+    assert note.startswith("~/.claude/CLAUDE.md imports @~/.ssh/id_rsa")
+    assert note.endswith("it leads outside ~/.claude.")
+    monkeypatch.setenv("HOME", str(home))
+    model = FunctionModel(lambda request: assistant("ok"))
+    session = build_session(ReinConfig(), fake_session_ports(root, model), SessionSpec())
+    prompt = str(session.agent.system_prompt)
+    assert prompt.index("MINE") < prompt.index("PROJECT") and "MORE-TEXT" in prompt
+    assert "PRIVATE" not in prompt
+    off = load_config({"setup": {"userFolders": False}})
+    session = build_session(off, fake_session_ports(root, model), SessionSpec())
+    assert "MINE" not in str(session.agent.system_prompt)

@@ -25,7 +25,7 @@ from rein.config import ReinConfig
 from rein.flows.subagent_kinds import SubagentKind, kind_tools
 from rein.harness.ports import Model
 from rein.providers.config import ModelConfig
-from rein.tools.bootstrap import find_instructions
+from rein.tools.bootstrap import USER_PREFIX, find_instructions, user_instructions
 
 __all__ = [
     "Prompted",
@@ -243,13 +243,16 @@ def setup_inventory(
     inventory.add(skill_items(skills_of(config, root), config.setup.skills))
     inventory.add(agent_items(agents_of(config, root), config.setup.agents))
     inventory.add(command_items(commands_of(config, root), config.setup.commands))
+    own = user_instructions(user_home(config), settings.deny_globs)
     found = find_instructions(root, settings.instruction_files, settings.deny_globs)
-    for file in found.files:
+    for file in own.files + found.files:
         applies = f"applies to {file.scope}" if file.scope else "applies to the whole workspace"
+        if file.path.startswith(USER_PREFIX):
+            applies = "yours: applies to every workspace"
         if file.imported_by:
             applies = f"imported by {file.imported_by}"
         inventory.add([SetupItem("instructions", file.path, file.path, "used", applies)])
-    for note in found.notes:
+    for note in own.notes + found.notes:
         inventory.add([SetupItem("instructions", "-", "instructions.files", "invalid", note)])
     return inventory
 

@@ -30,6 +30,7 @@ __all__ = [
     "find_project_instructions",
     "instructions_text",
     "project_instructions",
+    "user_instructions",
     "workspace_summary",
 ]
 
@@ -163,10 +164,14 @@ def _read_import(sandbox: Sandbox, path: str) -> tuple[str, str | None, str | No
 
 
 def _with_imports(
-    sandbox: Sandbox, files: Sequence[InstructionFile], notes: list[str]
+    sandbox: Sandbox,
+    files: Sequence[InstructionFile],
+    notes: list[str],
+    home: str | None = None,
 ) -> list[InstructionFile]:
     """``files``, each CLAUDE.md followed by the files its ``@path``
-    lines import (:mod:`rein.tools.instruction_imports`)."""
+    lines import (:mod:`rein.tools.instruction_imports`; ``home``: what
+    ``@~/`` means, for the person's own file)."""
     seen = {f.path for f in files}
     out: list[InstructionFile] = []
     left = MAX_IMPORTS
@@ -175,11 +180,44 @@ def _with_imports(
         if found.path.rpartition("/")[2] not in IMPORTING_FILES:
             continue
         brought = imports_of(
-            found.path, found.text, lambda p: _read_import(sandbox, p), seen, notes, left
+            found.path, found.text, lambda p: _read_import(sandbox, p), seen, notes, left, home
         )
         left -= len(brought)
         out.extend(InstructionFile(i.path, i.text, imported_by=i.imported_by) for i in brought)
     return out
+
+
+#: How the person's own instruction file and its imports are named.
+USER_PREFIX = "~/.claude/"
+
+
+def user_instructions(
+    home: str | os.PathLike[str] | None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+) -> FoundInstructions:
+    """The person's own ``~/.claude/CLAUDE.md`` (Claude Code's user memory)
+    and the files it imports, read inside ``~/.claude`` only (under the same
+    rules as the workspace's: no link out, no protected file, no hard
+    link); named ``~/.claude/...``. None found with no ``home``."""
+    if home is None:
+        return FoundInstructions((), ())
+    folder = Path(home) / ".claude"
+    sandbox = Sandbox(str(folder), deny_globs)
+    notes: list[str] = []
+    text, note = _read_one(sandbox, "CLAUDE.md")
+    if text is None:
+        return FoundInstructions((), (USER_PREFIX + note,) if note else ())
+    files = _with_imports(sandbox, [InstructionFile("CLAUDE.md", text)], notes, str(Path(home)))
+    # Its notes name its files from its folder, which is not the workspace.
+    notes = [USER_PREFIX + n.replace("outside the workspace", "outside ~/.claude") for n in notes]
+    named = tuple(
+        InstructionFile(
+            USER_PREFIX + f.path,
+            f.text,
+            imported_by=USER_PREFIX + f.imported_by if f.imported_by else None,
+        )
+        for f in files
+    )
+    return FoundInstructions(named, tuple(notes))
 
 
 def _scope(path: str) -> str | None:
@@ -264,10 +302,13 @@ def project_instructions(
     root: str | os.PathLike[str],
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
     files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
+    home: str | os.PathLike[str] | None = None,
 ) -> str | None:
-    """Every instruction file ``files`` match (:func:`instructions_text`);
-    None when there is none."""
-    return instructions_text(find_instructions(root, files, deny_globs).files)
+    """The person's own ``~/.claude/CLAUDE.md`` (with ``home``,
+    :func:`user_instructions`), then every instruction file ``files``
+    match (:func:`instructions_text`); None when there is none."""
+    own = user_instructions(home, deny_globs).files
+    return instructions_text(own + find_instructions(root, files, deny_globs).files)
 
 
 def bootstrap_message(

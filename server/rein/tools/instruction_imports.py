@@ -63,11 +63,14 @@ def _names(text: str) -> Iterator[str]:
             yield match.group(1)
 
 
-def _candidates(name: str, folder: str) -> list[str]:
-    """Where ``name`` may point, relative to the workspace: as written, and
-    without a sentence's closing punctuation (``see @README.md.``)."""
+def _candidates(name: str, folder: str, home: str | None) -> list[str]:
+    """Where ``name`` may point, relative to the sandbox's root (or
+    absolute): as written, and without a sentence's closing punctuation
+    (``see @README.md.``); ``~/`` is ``home``."""
     found = []
     for raw in dict.fromkeys((name, name.rstrip(_TRAILING))):
+        if home is not None and raw.startswith("~/"):
+            raw = home + raw[1:]
         if raw and not raw.startswith("~"):
             found.append(raw if raw.startswith("/") else posixpath.join(folder, raw))
     return found
@@ -80,25 +83,28 @@ def imports_of(
     seen: set[str],
     notes: list[str],
     limit: int = MAX_IMPORTS,
+    home: str | None = None,
 ) -> list[Import]:
     """The files ``start``'s text (and theirs, :data:`MAX_HOPS` deep)
     imports, each once, none of ``seen`` (to which they are added), at most
     ``limit``. ``read(path)`` is the instruction files' sandboxed read:
     ``(workspace-relative path, text, note)``, the text None when the file
-    is refused (``note`` says why) or not there."""
+    is refused (``note`` says why) or not there. ``home``: what ``@~/``
+    means, for the person's own ``~/.claude/CLAUDE.md`` (None: a
+    workspace's file, whose ``@~/`` is never read)."""
     found: list[Import] = []
     pending = [(start, text, 1)]
     while pending:
         importer, body, hops = pending.pop(0)
         folder = posixpath.dirname(importer)
         for name in _names(body):
-            if name.startswith("~"):
+            if name.startswith("~") and home is None:
                 notes.append(
                     f"{importer} imports @{name}, a file of the home folder: a workspace's "
                     "file does not bring the home folder's files in, so it was not read."
                 )
                 continue
-            for path in _candidates(name, folder):
+            for path in _candidates(name, folder, home):
                 rel, imported, note = read(path)
                 if note is not None:
                     notes.append(f"{importer} imports @{name}: {note}")
