@@ -201,7 +201,8 @@ class SetupSettings(BaseModel):
     #: More folders holding skill folders (relative to the workspace, or
     #: absolute; ``~`` is the home folder).
     skill_paths: list[str] = Field(default_factory=list)
-    #: Read the user's folders too (``~/.claude/skills``, ``agents``, ``commands``).
+    #: Read the user's folders too (``~/.claude/skills``, ``agents``, ``commands``,
+    #: ``CLAUDE.md``).
     user_folders: bool = True
     #: A custom agent's or a command's ``model`` (``sonnet``, ``haiku``, a
     #: model id) -> the model name of the configured provider it runs on.
