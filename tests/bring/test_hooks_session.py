@@ -216,8 +216,14 @@ async def test_ask_routes_to_rein_s_approval_and_allow_skips_its_question(tmp_pa
     assert request.subject == "git --version"
     assert "git needs a look" in request.detail
     assert result.is_error and "declined" in result.content
-    # The Notification hook heard of the one question, before it was asked.
-    [note] = [json.loads(line) for line in notified.read_text().splitlines()]
+    # Defect: under the default "sandboxed" the sandbox ran it without a
+    # question, as if the hook had not asked.
+    approver, [result] = await _commands_under(tmp_path, "sandboxed", "git --version")
+    [sandboxed] = approver.requests
+    assert sandboxed.subject == "git --version" and "git needs a look" in sandboxed.detail
+    assert result.is_error and "declined" in result.content
+    # The Notification hook heard of the questions, the first before it was asked.
+    note, _end = json.JSONDecoder().raw_decode(notified.read_text())
     assert note["hook_event_name"] == "Notification"
     assert note["message"] == f"Rein needs your permission: {request.title}"
     assert note["notification_type"] == "permission_prompt"
