@@ -230,7 +230,7 @@ def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -
             ".claude/commands/commit.md": (
                 "---\nallowed-tools: Bash(touch:*)\n---\n"
                 f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
-                "Commit $ARGUMENTS\n"
+                "```\n@pytest.fixture\n```\nCommit $ARGUMENTS\n"
             ),
             ".claude/commands/plain.md": "Say $ARGUMENTS\n",
         },
@@ -239,7 +239,8 @@ def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -
     ran = resolve("/commit fix", found)
     assert ran is not None and not marker.exists()
     assert ran.prompt == (
-        f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\nCommit fix\n\n"
+        f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
+        "```\n@pytest.fixture\n```\nCommit fix\n\n"
         "(The !`...` commands above were not run and their output is not here: run those "
         f"you need with run_command (touch {marker}). The files named with @ above are not "
         "attached: read those you need (docs/rules.md).)"

@@ -33,6 +33,7 @@ from rein.bring.frontmatter import Document
 from rein.bring.setup_folders import Place, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import ReinError
+from rein.tools.instruction_imports import mentions
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
@@ -249,7 +250,6 @@ def expand(command: Command, arguments: str) -> str:
 #: Claude Code's ``!`command``` (runs it and puts in its output) and
 #: ``@path`` (attaches the file), which Rein leaves as written.
 _BANG = re.compile(r"!`([^`\n]+)`")
-_AT_FILE = re.compile(r"(?:^|(?<=\s))@([\w./~-]*[\w/~-])")
 
 
 def _unexpanded(text: str) -> str:
@@ -258,7 +258,8 @@ def _unexpanded(text: str) -> str:
     file is the workspace's text, and nothing of it runs by itself), so the
     model knows their output is not there and fetches what it needs."""
     ran = list(dict.fromkeys(m.group(1).strip() for m in _BANG.finditer(text)))
-    named = list(dict.fromkeys(m.group(1) for m in _AT_FILE.finditer(_BANG.sub("", text))))
+    # As Claude Code reads them: outside code spans and blocks.
+    named = list(dict.fromkeys(n.rstrip(".,;:!?)]'\"") for n in mentions(_BANG.sub("", text))))
     notes = []
     if ran:
         notes.append(

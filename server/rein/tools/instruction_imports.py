@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["IMPORTING_FILES", "MAX_HOPS", "MAX_IMPORTS", "Import", "imports_of"]
+__all__ = ["IMPORTING_FILES", "MAX_HOPS", "MAX_IMPORTS", "Import", "imports_of", "mentions"]
 
 #: The instruction files whose ``@path`` lines are imports (by file name).
 IMPORTING_FILES = frozenset({"CLAUDE.md"})
@@ -47,8 +47,9 @@ class Import:
     imported_by: str
 
 
-def _names(text: str) -> Iterator[str]:
-    """The ``@`` paths of ``text`` outside code, in order."""
+def mentions(text: str) -> Iterator[str]:
+    """The ``@`` paths of ``text`` outside code spans and fenced blocks, in
+    order (a command's ``@file`` references too)."""
     fence: str | None = None
     for line in text.splitlines():
         opened = _FENCE.match(line)
@@ -97,7 +98,7 @@ def imports_of(
     while pending:
         importer, body, hops = pending.pop(0)
         folder = posixpath.dirname(importer)
-        for name in _names(body):
+        for name in mentions(body):
             if name.startswith("~") and home is None:
                 notes.append(
                     f"{importer} imports @{name}, a file of the home folder: a workspace's "
