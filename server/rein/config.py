@@ -143,15 +143,21 @@ HOOK_EVENTS: tuple[str, ...] = get_args(HookEventName)
 
 class HookCommand(BaseModel):
     """One hook: a shell command (Claude Code's ``{"type": "command",
-    "command": ..., "timeout": seconds}``)."""
+    "command": ..., "timeout": seconds}``, with its ``onFailure`` and
+    ``statusMessage``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     type: Literal["command"]
     command: str = Field(min_length=1)
     #: Seconds before the command is stopped (default: ``hookOptions.timeoutS``);
     #: at most an hour, a finite number.
     timeout: float | None = Field(None, gt=0, le=3600, allow_inf_nan=False)
+    #: ``block``: a hook that cannot start, times out or exits with a code
+    #: other than 0 and 2 blocks as exit 2 would (fails closed).
+    on_failure: Literal["continue", "block"] = Field("continue", alias="onFailure")
+    #: What Claude Code shows while the hook runs; Rein shows the command.
+    status_message: str | None = Field(None, alias="statusMessage")
 
 
 class HookMatcher(BaseModel):
@@ -195,7 +201,8 @@ class SetupSettings(BaseModel):
     #: More folders holding skill folders (relative to the workspace, or
     #: absolute; ``~`` is the home folder).
     skill_paths: list[str] = Field(default_factory=list)
-    #: Read the user's folders too (``~/.claude/skills``, ``agents``, ``commands``).
+    #: Read the user's folders too (``~/.claude/skills``, ``agents``, ``commands``,
+    #: ``CLAUDE.md``).
     user_folders: bool = True
     #: A custom agent's or a command's ``model`` (``sonnet``, ``haiku``, a
     #: model id) -> the model name of the configured provider it runs on.

@@ -45,6 +45,11 @@ async def test_commands_are_the_agents_available_commands_and_run(
                 "input": {"hint": "FILE CONCERN"},
             },
             {"name": "explain", "description": "Explain a module"},
+            # A skill is a command too, as in Claude Code.
+            {
+                "name": "greeting",
+                "description": "Greets people the house way. Use when asked to greet someone.",
+            },
         ]
         with anyio.fail_after(REQUEST_S):
             done = await agent.conn.prompt(

@@ -15,7 +15,13 @@ from rein.bring.frontmatter import FrontmatterError, parse
 from rein.bring.skills import SkillArgs, SkillTool, discover_skills
 from rein.config import load_config
 from rein.harness.errors import ToolError
-from rein.session.setup_files import prompted, setup_inventory, skills_of
+from rein.session.setup_files import (
+    prompted,
+    setup_inventory,
+    setup_problems,
+    skill_tool,
+    skills_of,
+)
 from tests.bring.setup_repo import setup_repo, write
 
 
@@ -34,6 +40,36 @@ def test_frontmatter_is_read_strictly() -> None:
         parse("---\nname: [a\n---\n")
     with pytest.raises(FrontmatterError, match="not a mapping"):
         parse("---\n- a\n---\n")
+
+
+def test_an_argument_hint_is_its_text_as_claude_code_documents_it(tmp_path: Path) -> None:
+    # Defect: Claude Code's own examples made the command invalid: YAML
+    # reads "[message]" as a list, and "[pr-number] [priority]" not at all.
+    root = tmp_path / "r"
+    hints = {
+        "commit": "[message]",
+        "review-pr": "[pr-number] [priority] [assignee]",
+        "tag": "add [tagId] | remove [tagId] | list  # a comment",
+        "quoted": "'it''s [x]'",
+    }
+    write(
+        root,
+        {
+            f".claude/commands/{name}.md": f"---\nargument-hint: {hint}\ndescription: d\n---\nDo $1.\n"
+            for name, hint in hints.items()
+        },
+    )
+    found = discover_commands(root)
+    assert found.invalid == ()
+    assert {c.name: c.argument_hint for c in found.commands} == {
+        "commit": "[message]",
+        "review-pr": "[pr-number] [priority] [assignee]",
+        "tag": "add [tagId] | remove [tagId] | list",
+        "quoted": "it's [x]",
+    }
+    # Only that field: another value that is not YAML is still an error.
+    with pytest.raises(FrontmatterError, match="not valid YAML"):
+        parse("---\ndescription: [a] [b]\n---\nx\n")
 
 
 def test_skills_follow_the_specification_and_the_invalid_are_reported(
@@ -106,6 +142,55 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
     ]:
         with pytest.raises(ToolError, match=message.replace("(", r"\(")):
             await tool.execute(args, ctx)  # type: ignore[arg-type]
+
+
+def test_a_skill_is_a_slash_command_and_one_only_the_person_starts_is_not_listed(
+    tmp_path: Path,
+) -> None:
+    # Defect: /greeting was an unknown command (in Claude Code a skill is
+    # /its-name), and a disable-model-invocation skill was listed to the
+    # model as any other.
+    root = setup_repo(tmp_path / "repo")
+    write(
+        root,
+        {
+            ".claude/skills/deploy/SKILL.md": (
+                "---\nname: deploy\ndescription: Deploys.\ndisable-model-invocation: true\n"
+                "argument-hint: [environment]\n---\nDeploy to $1 with scripts/go.sh.\n"
+            ),
+            ".claude/skills/deploy/scripts/go.sh": "echo go\n",
+            ".claude/skills/quiet/SKILL.md": (
+                "---\nname: quiet\ndescription: Background.\nuser-invocable: false\n---\nq\n"
+            ),
+            ".claude/skills/odd/SKILL.md": (
+                "---\nname: odd\ndescription: d\nuser-invocable: 'no'\n---\nq\n"
+            ),
+            ".claude/commands/deploy.md": "the command file of the same name\n",
+        },
+    )
+    config = load_config({"setup": {"userFolders": False}})
+    ran = prompted(config, root, "/deploy staging")
+    assert ran.command is not None and ran.command.source == ".claude/skills/deploy/SKILL.md"
+    assert ran.text.startswith("# Skill: deploy\n\nDeploy to staging with scripts/go.sh.")
+    assert "read its files with read_file (.claude/skills/deploy/<file>)" in ran.text
+    assert "- scripts/go.sh" in ran.text
+    greeting = prompted(config, root, "/greeting Ann")
+    assert greeting.text.endswith("ARGUMENTS: Ann")
+    with pytest.raises(CommandError, match="unknown command /quiet"):
+        prompted(config, root, "/quiet")
+    tool = skill_tool(config, root)
+    assert tool is not None
+    assert "  - greeting:" in tool.prompt_section and "quiet" in tool.prompt_section
+    assert "deploy" not in tool.prompt_section
+    items = {(i.kind, i.name): i for i in setup_inventory(config, root).items}
+    assert items[("command", "/deploy")].source == ".claude/skills/deploy/SKILL.md"
+    assert items[("skill", "deploy")].detail == "Deploys. (only with /deploy)"
+    problems = setup_problems(config, root)
+    assert (
+        "command .claude/commands/deploy.md is not used: /deploy is already the skill "
+        ".claude/skills/deploy/SKILL.md" in problems
+    )
+    assert any("user-invocable: must be true or false, not 'no'" in p for p in problems)
 
 
 def test_custom_agents_of_both_formats_with_their_tools_mapped(repo: Path) -> None:

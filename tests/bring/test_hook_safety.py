@@ -14,8 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 from rein.bring.hook_config import HookEntry
+from rein.bring.hook_session import attach_hooks
 from rein.bring.hook_trust import HookTrustRequest
-from rein.bring.hooks_adapter import attach_hooks
 from rein.config import HookCommand, load_config
 from rein.harness.events import Event, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo

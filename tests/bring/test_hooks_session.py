@@ -216,8 +216,14 @@ async def test_ask_routes_to_rein_s_approval_and_allow_skips_its_question(tmp_pa
     assert request.subject == "git --version"
     assert "git needs a look" in request.detail
     assert result.is_error and "declined" in result.content
-    # The Notification hook heard of the one question, before it was asked.
-    [note] = [json.loads(line) for line in notified.read_text().splitlines()]
+    # Defect: under the default "sandboxed" the sandbox ran it without a
+    # question, as if the hook had not asked.
+    approver, [result] = await _commands_under(tmp_path, "sandboxed", "git --version")
+    [sandboxed] = approver.requests
+    assert sandboxed.subject == "git --version" and "git needs a look" in sandboxed.detail
+    assert result.is_error and "declined" in result.content
+    # The Notification hook heard of the questions, the first before it was asked.
+    note, _end = json.JSONDecoder().raw_decode(notified.read_text())
     assert note["hook_event_name"] == "Notification"
     assert note["message"] == f"Rein needs your permission: {request.title}"
     assert note["notification_type"] == "permission_prompt"
@@ -266,6 +272,83 @@ async def test_continue_false_ends_the_run_with_the_stop_reason(tmp_path: Path) 
     assert result.status == "aborted"
     assert "LINT FAILED HARD" in (result.error or "")
     assert [(e.event, e.outcome, e.tool) for e in seen] == [("PostToolUse", "blocked", "Read")]
+
+
+async def test_a_hook_that_cannot_block_is_reported_and_session_start_context_is_shown(
+    tmp_path: Path,
+) -> None:
+    # Defect: a SessionStart (or PreCompact, Notification) hook's exit 2
+    # was dropped with no word, and SessionStart's context was added with no
+    # hook event, unlike every other hook's.
+    context = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "CTX"}}
+    )
+    _settings(
+        tmp_path / "home",
+        {
+            "SessionStart": [
+                {"hooks": [{"type": "command", "command": "echo NO-START >&2; exit 2"}]},
+                {"hooks": [{"type": "command", "command": f"echo '{context}'"}]},
+            ],
+            **_command("PreCompact", "echo NO-COMPACT >&2; exit 2"),
+        },
+    )
+    (tmp_path / "ws").mkdir()
+    model = FunctionModel(lambda request: assistant("ok"))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    assert (await _prompt(session)).status == "completed"
+    users = [m.content for m in model.requests[-1].messages if isinstance(m, UserMessage)]
+    assert users == ["go", "CTX"]
+    session.agent.context_window_cap = 3000
+    await _prompt(session, "x" * 40_000)  # over the window: the relief runs
+    said = [(e.event, e.outcome, e.message) for e in seen]
+    assert said == [
+        ("SessionStart", "failed", "a SessionStart hook cannot block; it said: NO-START"),
+        ("SessionStart", "context", "CTX"),
+        ("PreCompact", "failed", "a PreCompact hook cannot block; it said: NO-COMPACT"),
+    ]
+
+
+async def test_a_guard_with_on_failure_block_fails_closed(tmp_path: Path) -> None:
+    # Defect: Claude Code's onFailure (and statusMessage) made the entry
+    # invalid, so the very guard meant to fail closed did not run at all.
+    broken = {"type": "command", "command": "exit 1", "statusMessage": "Checking..."}
+    slow = {"type": "command", "command": "sleep 30", "timeout": 0.3}
+    _settings(
+        tmp_path / "home",
+        {
+            "PreToolUse": [
+                {"matcher": "Read", "hooks": [{**broken, "onFailure": "block"}]},
+                {"matcher": "Grep", "hooks": [{**slow, "onFailure": "block"}]},
+                {"matcher": "Glob", "hooks": [broken]},  # onFailure continue: fails open
+            ]
+        },
+    )
+    (tmp_path / "ws").mkdir()
+    calls = [
+        call("read_file", "c1", path="a.py"),
+        call("grep", "c2", pattern="x"),
+        call("glob", "c3", pattern="*.py"),
+    ]
+    turns = iter([assistant("", *calls)])
+    model = FunctionModel(lambda request: next(turns, assistant("done")))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False), files={"a.py": "x"})
+    assert (await _prompt(session)).status == "completed"
+    results = {
+        m.tool_call_id: m.content
+        for m in model.requests[-1].messages
+        if isinstance(m, ToolResultMessage)
+    }
+    assert results["c1"].startswith("Tool call blocked: PreToolUse hook (~/.claude/settings.json)")
+    assert "it failed (exit 1) and its onFailure is block" in results["c1"]
+    assert "timed out after 0.3 s" in results["c2"] and "onFailure is block" in results["c2"]
+    # Without it a failure of the guard lets the call go, as in Claude Code.
+    assert not results["c3"].startswith("Tool call blocked")
+    assert sorted((e.tool or "", e.outcome) for e in seen) == [
+        ("Glob", "failed"),
+        ("Grep", "blocked"),
+        ("Read", "blocked"),
+    ]
 
 
 async def test_pre_compact_hooks_hear_of_a_compaction_first(tmp_path: Path) -> None:

@@ -102,6 +102,79 @@ def test_an_agent_none_of_whose_tools_is_offered_is_not_a_task_agent(tmp_path: P
     assert sorted(k.name for k in kinds) == ["any", "reader"]
 
 
+def test_an_agents_disallowed_tools_are_never_its_own(tmp_path: Path) -> None:
+    # Defect: Claude Code's disallowedTools was not read, so a reviewer
+    # written "every tool but Write, Edit and Bash" could write and run.
+    from rein.config import load_config
+    from rein.flows.subagent_kinds import kind_tools
+    from rein.session.setup_files import agent_kinds
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/agents/reviewer.md": (
+                "---\nname: reviewer\ndescription: d\n"
+                "disallowedTools: Write, Edit, Bash, mcp__db, mcp__gh__push\n---\nb\n"
+            ),
+            ".claude/agents/reader.md": (
+                "---\nname: reader\ndescription: d\ntools: [Read, Grep, Bash]\n"
+                "disallowedTools: [Bash]\n---\nb\n"
+            ),
+            ".claude/agents/nothing.md": (
+                "---\nname: nothing\ndescription: d\ntools: Bash\ndisallowedTools: Bash\n---\nb\n"
+            ),
+        },
+    )
+    offered = [
+        "read_file", "grep", "edit_file", "write_file", "run_command", "task",
+        "mcp__db__query", "mcp__gh__push", "mcp__gh__list",
+    ]  # fmt: skip
+    config = load_config({"setup": {"userFolders": False}})
+    kinds = {k.name: kind_tools(k, offered) for k in agent_kinds(config, root, offered, None)}
+    assert kinds == {
+        "reviewer": ["read_file", "grep", "task", "mcp__gh__list"],
+        "reader": ["read_file", "grep"],
+    }
+    [invalid] = discover_agents(root).invalid
+    assert (invalid.path, invalid.reason) == (
+        ".claude/agents/nothing.md",
+        "disallowedTools: takes away every tool its tools field gives",
+    )
+
+
+def test_an_agents_mcp_tools_are_its_own(tmp_path: Path) -> None:
+    # Defect: "tools: Read, mcp__gh__list" gave the agent only read_file and
+    # told the model mcp__gh__list "has no Rein tool", while Rein offers the
+    # MCP tool under exactly that name.
+    from rein.config import load_config
+    from rein.flows.subagent_kinds import kind_tools
+    from rein.session.setup_files import agent_kinds
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/agents/gh.md": (
+                "---\nname: gh\ndescription: d\ntools: Read, mcp__gh__list, mcp__db\n---\nb\n"
+            ),
+            ".claude/agents/only-mcp.md": (
+                "---\nname: only-mcp\ndescription: d\ntools: mcp__db__*\n---\nb\n"
+            ),
+        },
+    )
+    [gh, only] = sorted(discover_agents(root).agents, key=lambda a: a.name)
+    assert (gh.tools, gh.unmapped) == (("read_file", "mcp__gh__list", "mcp__db__*"), ())
+    config = load_config({"setup": {"userFolders": False}})
+    # Built before the MCP servers start: their tools are not offered yet.
+    kinds = {k.name: k for k in agent_kinds(config, root, ["read_file", "grep"], None)}
+    assert sorted(kinds) == ["gh", "only-mcp"] and kinds["gh"].note == ""
+    offered = ["read_file", "grep", "mcp__gh__list", "mcp__gh__push", "mcp__db__query"]
+    assert kind_tools(kinds["gh"], offered) == ["read_file", "mcp__gh__list", "mcp__db__query"]
+    assert kind_tools(kinds["only-mcp"], offered) == ["mcp__db__query"]
+    assert only.unmapped == ()
+
+
 def test_a_skill_folder_linked_to_a_broad_folder_is_refused(tmp_path: Path) -> None:
     root, home = tmp_path / "ws", tmp_path / "home"
     write(home, {"SKILL.md": "---\nname: all\ndescription: d\n---\nb\n", "notes.txt": "x"})
@@ -141,3 +214,36 @@ def test_a_workspace_that_is_the_home_folder_reads_its_setup_folders_once(
     assert ([a.name for a in agents.agents], agents.invalid) == (["ok"], ())
     assert ([s.name for s in skills.skills], skills.invalid) == (["ok"], ())
     assert {commands.commands[0].scope, agents.agents[0].scope} == {"project"}
+
+
+def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -> None:
+    # Defect: the model read "Status: !`git status`" and "@docs/x.md" as if
+    # Claude Code had put in the output and the file; nothing said they
+    # were not there. They must still never run.
+    from rein.bring.commands import resolve
+
+    root = tmp_path / "ws"
+    marker = tmp_path / "ran"
+    write(
+        root,
+        {
+            ".claude/commands/commit.md": (
+                "---\nallowed-tools: Bash(touch:*)\n---\n"
+                f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
+                "```\n@pytest.fixture\n```\nCommit $ARGUMENTS\n"
+            ),
+            ".claude/commands/plain.md": "Say $ARGUMENTS\n",
+        },
+    )
+    found = discover_commands(root)
+    ran = resolve("/commit fix", found)
+    assert ran is not None and not marker.exists()
+    assert ran.prompt == (
+        f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
+        "```\n@pytest.fixture\n```\nCommit fix\n\n"
+        "(The !`...` commands above were not run and their output is not here: run those "
+        f"you need with run_command (touch {marker}). The files named with @ above are not "
+        "attached: read those you need (docs/rules.md).)"
+    )
+    plain = resolve("/plain hi", found)
+    assert plain is not None and plain.prompt == "Say hi"

@@ -153,7 +153,7 @@ def test_an_unknown_command_stops_rein_run_naming_the_known_ones(
     )
     assert code == 2
     assert capsys.readouterr().err == (
-        "rein run: unknown command /nope; the known commands are: /file, /explain "
+        "rein run: unknown command /nope; the known commands are: /file, /explain, /greeting "
         "(to send a text that starts with '/', start it with '//')\n"
     )
 

@@ -49,13 +49,19 @@ async def test_commands_listed_run_and_refused_over_rein_serve(tmp_path: Path) -
                 "argumentHint": None,
                 "source": ".github/prompts/explain.prompt.md",
             },
+            {
+                "name": "greeting",
+                "description": "Greets people the house way. Use when asked to greet someone.",
+                "argumentHint": None,
+                "source": ".claude/skills/greeting/SKILL.md",
+            },
         ]
         assert [i["path"] for i in listed["invalid"]] == [".claude/commands/bad.md"]
         with pytest.raises(JsonRpcInvalidParams) as refused:
             await send("rein/prompt", {"text": "/nope now"})
         assert (
             "rein/prompt: invalid params: text: unknown command /nope; the known commands "
-            "are: /file, /explain" in str(refused.value)
+            "are: /file, /explain, /greeting" in str(refused.value)
         )
         ran = await send("rein/prompt", {"text": "/file app.py style"})
         assert (ran["status"], ran["text"]) == ("completed", "reviewed"), ran

@@ -11,6 +11,8 @@ import pytest
 
 from rein.config import ReinConfig
 from rein.harness.redaction import REDACTOR, redact
+from rein.lsp.mcp_ports import trust_request
+from rein.mcp._entries import parse_entry, read_sources
 from rein.mcp._jsonc import JsoncError, loads_jsonc
 from rein.mcp.config import McpServers, load_servers
 from rein.mcp.trust import FileTrustStore
@@ -499,3 +501,112 @@ async def test_servers_from_the_workspace_settings_are_asked_about_like_the_file
         ("mine", "settings", True),
         ("ws", "settings", True),
     ]
+
+
+# -- Claude Code's variables in .mcp.json ---------------------------------------
+
+
+@pytest.mark.anyio
+async def test_mcp_json_puts_in_claude_codes_variables_and_their_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defect: ${VAR} and ${VAR:-default} (Claude Code's .mcp.json forms)
+    # reached the server as written: its token was the text "${SHOP_API_KEY}".
+    monkeypatch.setenv("REIN_T_SHOP_API_KEY", "shop-key-0123456789")
+    monkeypatch.setenv("REIN_T_BIN", "/opt/shop")
+    monkeypatch.delenv("REIN_T_REGION", raising=False)
+    monkeypatch.delenv("REIN_T_UNSET", raising=False)
+    _write(
+        tmp_path,
+        ".mcp.json",
+        {
+            "mcpServers": {
+                "s": {
+                    "command": "${REIN_T_BIN}/server",
+                    "args": ["--region=${REIN_T_REGION:-eu-west-1}", "--empty=${REIN_T_REGION:-}"],
+                    "env": {"TOKEN": "${REIN_T_SHOP_API_KEY}", "KEEP": "$REIN_T_BIN"},
+                },
+                "h": {
+                    "type": "http",
+                    "url": "https://${REIN_T_REGION:-eu}.shop.example/mcp",
+                    "headers": {"Authorization": "Bearer ${REIN_T_SHOP_API_KEY}"},
+                },
+                "u": {"command": "u", "args": ["${REIN_T_UNSET}"]},
+            }
+        },
+    )
+    _write(tmp_path, ".vscode/mcp.json", {"servers": {"v": {"command": "v", "args": ["${X}"]}}})
+    ports = FakeMcpPorts()
+    result = await _load(tmp_path, ports=ports)
+    h, s, v = result.servers
+    assert (s.command, s.args) == ("/opt/shop/server", ("--region=eu-west-1", "--empty="))
+    # A bare $VAR is not a placeholder, as in Claude Code.
+    assert dict(s.env) == {"TOKEN": "shop-key-0123456789", "KEEP": "$REIN_T_BIN"}
+    assert h.url == "https://eu.shop.example/mcp"
+    assert dict(h.headers) == {"Authorization": "Bearer shop-key-0123456789"}
+    assert v.args == ("${X}",)  # VS Code's file has only ${env:X}
+    assert _reasons(result) == {
+        "u": ".mcp.json: the environment variable REIN_T_UNSET is not set (${REIN_T_UNSET})"
+    }
+    # The trust question showed the variables, never their values.
+    assert all("shop-key" not in line for line in ports.asked_trust)
+    # A variable named like a secret is redacted wherever Rein writes text.
+    assert redact("got shop-key-0123456789") == "got [redacted]"
+
+
+@pytest.mark.anyio
+async def test_the_providers_key_is_never_given_to_a_workspace_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rein.process.environment import remember_secret_name
+
+    remember_secret_name("REIN_T_PROVIDER_KEY")
+    monkeypatch.setenv("REIN_T_PROVIDER_KEY", "provider-key-0123456789")
+    _write(
+        tmp_path,
+        ".mcp.json",
+        {"mcpServers": {"a": {"command": "a", "env": {"K": "${REIN_T_PROVIDER_KEY}"}}}},
+    )
+    _write(
+        tmp_path,
+        ".vscode/mcp.json",
+        {"servers": {"b": {"type": "http", "url": "https://x/${env:REIN_T_PROVIDER_KEY}"}}},
+    )
+    mine = {"c": {"command": "c", "args": ["${env:REIN_T_PROVIDER_KEY}"]}}
+    result = await _load(tmp_path, _config(mine))
+    [c] = result.servers  # the person's own setting may give it
+    assert c.args == ("provider-key-0123456789",)
+    never = (
+        "the variable a model provider reads its key from, which is never given to a "
+        "server the workspace defines"
+    )
+    assert _reasons(result) == {
+        "a": f".mcp.json: ${{REIN_T_PROVIDER_KEY}} names REIN_T_PROVIDER_KEY, {never}",
+        "b": f".vscode/mcp.json: ${{env:REIN_T_PROVIDER_KEY}} names REIN_T_PROVIDER_KEY, {never}",
+    }
+
+
+@pytest.mark.anyio
+async def test_the_trust_question_names_the_variables_and_a_changed_header_asks_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REIN_T_GH_TOKEN", "gh-token-0123456789")
+    entry: dict[str, Any] = {"type": "http", "url": "https://api.example/mcp"}
+    _write(tmp_path, ".mcp.json", {"mcpServers": {"gh": entry}})
+    ports = FakeMcpPorts()
+    assert [s.name for s in (await _load(tmp_path, ports=ports)).servers] == ["gh"]
+    # Defect: the headers were not part of what is trusted, so a token
+    # added to a trusted server's headers was sent without asking again.
+    entry["headers"] = {"Authorization": "Bearer ${REIN_T_GH_TOKEN}"}
+    _write(tmp_path, ".mcp.json", {"mcpServers": {"gh": entry}})
+    ports.trust_answer = False
+    result = await _load(tmp_path, ports=ports)
+    assert result.servers == [] and len(ports.asked_trust) == 2
+    assert _reasons(result) == {
+        "gh": "not trusted: .mcp.json defines it to run https://api.example/mcp; "
+        "it is given your environment variables REIN_T_GH_TOKEN"
+    }
+    [raw], _, _ = read_sources(tmp_path, {}, True, ())
+    detail = trust_request(parse_entry(raw, tmp_path))["detail"]
+    assert "It is given your environment variables REIN_T_GH_TOKEN." in detail
+    assert "gh-token" not in detail

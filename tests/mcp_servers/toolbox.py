@@ -11,7 +11,9 @@ Run as ``python -m tests.mcp_servers.toolbox`` (or by path). Tools:
 * ``fail(reason)``: the tool fails (``isError``);
 * ``grow()``: adds the tool ``late_tool`` and sends ``notifications/tools/list_changed``;
 * ``garble()``: prints one line that is not UTF-8 on stdout, then returns;
-* ``pid()``: returns the server's process id (a test kills it while idle).
+* ``pid()``: returns the server's process id (a test kills it while idle);
+* ``env(name)``: returns the variable's value in the server's environment
+  (``<unset>`` when it has none).
 """
 
 from __future__ import annotations
@@ -118,6 +120,12 @@ def garble() -> str:
 def pid() -> str:
     """The server's process id."""
     return str(os.getpid())
+
+
+@server.tool()
+def env(name: str) -> str:
+    """The value of an environment variable in the server's environment."""
+    return os.environ.get(name, "<unset>")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,13 @@ Their tool names are mapped to Rein's (:data:`CLAUDE_TOOLS`,
 :data:`COPILOT_TOOLS`; Rein's own names are taken as they are); a name
 with no Rein tool is kept in :attr:`AgentDefinition.unmapped` and said
 where the agent is listed and started. No ``tools`` field means every
-tool the session offers, as both formats define it.
+tool the session offers, as both formats define it. An MCP tool is named
+as Rein names it too (``mcp__github__create_issue``; ``mcp__github`` or
+``mcp__github__*`` for all of a server's). Claude Code's
+``disallowedTools`` is taken away from those (from ``tools``, or from every
+tool the session offers): :attr:`AgentDefinition.disallowed`, Rein's names,
+an MCP tool's as it is (``mcp__github__create_issue``) and a server's
+tools as ``mcp__github__*`` (from ``mcp__github`` or ``mcp__github__*``).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
     "Glob": ("glob",),
     "LS": ("list_dir",),
     "Task": ("task",),
+    "Agent": ("task",),
     "Skill": ("skill",),
 }
 #: Copilot's tool (set) names -> Rein's tools.
@@ -97,6 +104,9 @@ class AgentDefinition:
     #: The tool names it lists that no Rein tool matches.
     unmapped: tuple[str, ...] = ()
     model: str | None = None
+    #: Tools it may never use (``disallowedTools``): Rein's names, MCP
+    #: tools' names, and ``mcp__<server>__*`` for all of a server's.
+    disallowed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,10 +180,19 @@ def _agent(document: Document, path: Path, place: Place, shown: str) -> AgentDef
     unmapped: tuple[str, ...] = ()
     if listed is not None:
         mapped, missing = map_tools(listed, table)
+        # An MCP tool is Rein's under the same name (mcp__<server>__<tool>).
+        mcp = _mcp_names(missing)
+        mapped += [m for m in mcp if m not in mapped]
+        missing = [n for n in missing if not n.startswith("mcp__")]
         if listed and not mapped:
             # No tool at all: never a task subagent, so never "used".
             raise ValueError(f"tools: none of {', '.join(missing)} is a Rein tool")
         tools, unmapped = tuple(mapped), tuple(missing)
+    disallowed = _disallowed(tool_names(meta, "disallowedTools") or (), table)
+    if tools is not None and disallowed:
+        tools = tuple(t for t in tools if t not in disallowed)
+        if listed and not tools:
+            raise ValueError("disallowedTools: takes away every tool its tools field gives")
     model = optional_text(meta, "model")
     return AgentDefinition(
         name=name,
@@ -184,4 +203,24 @@ def _agent(document: Document, path: Path, place: Place, shown: str) -> AgentDef
         tools=tools,
         unmapped=unmapped,
         model=None if model in (None, "inherit") else model,
+        disallowed=disallowed,
     )
+
+
+def _disallowed(names: tuple[str, ...], table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """``disallowedTools`` as Rein's names: the mapped tools, an MCP tool's
+    name as it is, a server (``mcp__github`` or ``mcp__github__*``) as
+    ``mcp__github__*``. A name with no Rein tool takes nothing away."""
+    mapped, rest = map_tools(names, table)
+    return tuple(dict.fromkeys([*mapped, *_mcp_names(rest)]))
+
+
+def _mcp_names(names: Sequence[str]) -> list[str]:
+    """The MCP tools among ``names``: a tool's name as it is, a server's
+    (``mcp__github`` or ``mcp__github__*``) as ``mcp__github__*``."""
+    found = []
+    for name in names:
+        if name.startswith("mcp__"):
+            server, _, tool = name.removeprefix("mcp__").partition("__")
+            found.append(f"mcp__{server}__*" if tool in ("", "*") else name)
+    return found

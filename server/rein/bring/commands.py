@@ -33,6 +33,7 @@ from rein.bring.frontmatter import Document
 from rein.bring.setup_folders import Place, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import ReinError
+from rein.tools.instruction_imports import mentions
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
@@ -243,7 +244,34 @@ def expand(command: Command, arguments: str) -> str:
     text = _PLACEHOLDER.sub(value, body).strip()
     if arguments and not used:
         text += f"\n\nARGUMENTS: {arguments}"
-    return text
+    return text + _unexpanded(text)
+
+
+#: Claude Code's ``!`command``` (runs it and puts in its output) and
+#: ``@path`` (attaches the file), which Rein leaves as written.
+_BANG = re.compile(r"!`([^`\n]+)`")
+
+
+def _unexpanded(text: str) -> str:
+    """What the model is told of the ``!`command``` and ``@path`` a prompt
+    holds: Claude Code runs and attaches them, Rein does not (a command
+    file is the workspace's text, and nothing of it runs by itself), so the
+    model knows their output is not there and fetches what it needs."""
+    ran = list(dict.fromkeys(m.group(1).strip() for m in _BANG.finditer(text)))
+    # As Claude Code reads them: outside code spans and blocks.
+    named = list(dict.fromkeys(n.rstrip(".,;:!?)]'\"") for n in mentions(_BANG.sub("", text))))
+    notes = []
+    if ran:
+        notes.append(
+            "The !`...` commands above were not run and their output is not here: "
+            f"run those you need with run_command ({'; '.join(ran)})."
+        )
+    if named:
+        notes.append(
+            "The files named with @ above are not attached: read those you need "
+            f"({', '.join(named)})."
+        )
+    return "\n\n(" + " ".join(notes) + ")" if notes else ""
 
 
 def resolve(text: str, found: Found) -> Invocation | None:

@@ -5,10 +5,16 @@ mapping at the top), as SKILL.md, agent and command files carry it.
 parse, or YAML that is not a mapping is a :class:`FrontmatterError` naming
 what is wrong (the caller reports the file as invalid with that reason).
 A file without a block has empty metadata and is all body.
+
+One field is read as Claude Code reads it, not as YAML would:
+``argument-hint``'s value is its text as written (:func:`_hint_as_text`),
+since the documented hints are ``[message]`` (a YAML list) and
+``[pr-number] [priority] [assignee]`` (not YAML at all).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +33,30 @@ MAX_FILE_BYTES = 512 * 1024
 
 #: A frontmatter block larger than this is not parsed.
 MAX_FRONTMATTER_BYTES = 64 * 1024
+
+
+_HINT_KEY = "argument-hint:"
+_COMMENT = re.compile(r"[ \t]#")
+
+
+def _hint_as_text(block: str) -> str:
+    """``block`` with a top-level ``argument-hint``'s plain value (not
+    quoted, not a block scalar) quoted, up to a `` #`` comment, so YAML
+    reads it as the text it is (``[message]``, ``<file> [--fix]``)."""
+    lines = block.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if not line.startswith(_HINT_KEY):
+            continue
+        body = line[len(_HINT_KEY) :]
+        end = len(body.rstrip("\r\n"))
+        value, newline = body[:end], body[end:]
+        if value[:1] not in (" ", "\t"):
+            continue  # "argument-hint:x" is not the key
+        comment = _COMMENT.search(value)
+        value = (value[: comment.start()] if comment else value).strip()
+        if value and value[0] not in "'\"|>":
+            lines[index] = f"{_HINT_KEY} '{value.replace(chr(39), chr(39) * 2)}'{newline}"
+    return "".join(lines)
 
 
 class FrontmatterError(ReinError, ValueError):
@@ -57,7 +87,7 @@ def parse(text: str) -> Document:
     if len(block.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         raise FrontmatterError(f"the frontmatter is over {MAX_FRONTMATTER_BYTES} bytes")
     try:
-        meta = yaml.safe_load(block) if block.strip() else {}
+        meta = yaml.safe_load(_hint_as_text(block)) if block.strip() else {}
     except RecursionError:
         raise FrontmatterError("the frontmatter is nested too deeply") from None
     except yaml.MarkedYAMLError as exc:

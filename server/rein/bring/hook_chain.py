@@ -1,5 +1,5 @@
 """How the Claude Code-style hooks join a session's agent
-(:func:`rein.bring.hooks_adapter.attach_hooks`): the approver, user
+(:func:`rein.bring.hook_session.attach_hooks`): the approver, user
 channel and relief that let Notification and PreCompact hooks hear first,
 and the Agent hooks combined with an embedder's own: both always run;
 a Block of either wins, then the stricter Permit (``ask`` over ``allow``);

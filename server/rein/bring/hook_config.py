@@ -71,6 +71,9 @@ class HookEntry:
     #: Where it was defined (``.claude/settings.json``, ``rein.hooks``, ...).
     source: str
     scope: Scope
+    #: ``onFailure``: "block" makes a failure (no start, a time-out, an
+    #: exit code other than 0 and 2) block as exit 2 does.
+    on_failure: Literal["continue", "block"] = "continue"
 
     @property
     def trusted_by_default(self) -> bool:
@@ -152,7 +155,10 @@ def workspace_hooks_key(root: Path, hooks: list[HookEntry]) -> str:
     digest = hashlib.sha256(b"rein-hooks\0")
     digest.update(str(root).encode("utf-8", "surrogatepass") + b"\0")
     for hook in hooks:
-        for part in (hook.source, hook.event, hook.matcher, hook.command, str(hook.timeout_s)):
+        parts = [hook.source, hook.event, hook.matcher, hook.command, str(hook.timeout_s)]
+        if hook.on_failure != "continue":  # so the keys of other hooks stay as they were
+            parts.append(f"onFailure={hook.on_failure}")
+        for part in parts:
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for path in hook_files(root, hooks):
         digest.update(str(path.relative_to(root)).encode("utf-8", "surrogatepass") + b"\0")
@@ -245,7 +251,15 @@ def _entries(
                 continue
             for hook in matcher.hooks:
                 out.hooks.append(
-                    HookEntry(event, matcher.matcher, hook.command, hook.timeout, source, scope)
+                    HookEntry(
+                        event,
+                        matcher.matcher,
+                        hook.command,
+                        hook.timeout,
+                        source,
+                        scope,
+                        hook.on_failure,
+                    )
                 )
 
 
@@ -287,7 +301,13 @@ def discover_hooks(
             for hook in matcher.hooks:
                 out.hooks.append(
                     HookEntry(
-                        event, matcher.matcher, hook.command, hook.timeout, SETTINGS, "settings"
+                        event,
+                        matcher.matcher,
+                        hook.command,
+                        hook.timeout,
+                        SETTINGS,
+                        "settings",
+                        hook.on_failure,
                     )
                 )
     if home is not None:

@@ -1,6 +1,7 @@
 """Claude Code-style hooks in a Rein session, through the Agent's hooks.
 
-:func:`attach_hooks` gives a session :class:`ClaudeHooks`: before every run
+:func:`~rein.bring.hook_session.attach_hooks` gives a session
+:class:`ClaudeHooks`: before every run
 the hooks are read again (:func:`~rein.bring.hook_config.discover_hooks`)
 and, when the workspace has its own, the person is asked once whether they
 may run (the host's :class:`HookTrustPorts`: a prompt in the editor, the
@@ -33,20 +34,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel
 
-from rein.bring.hook_chain import (
-    NotifyingApprover,
-    NotifyingUser,
-    PreCompactRelief,
-    chain_after,
-    chain_before,
-    chain_prompt,
-    chain_stop,
-)
 from rein.bring.hook_config import (
     USER_FILE,
     HookEntry,
@@ -56,7 +48,7 @@ from rein.bring.hook_config import (
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer, rewritten
 from rein.bring.hook_runner import run_hook
 from rein.bring.hook_trust import HookPermission, HookTrustPorts
-from rein.bring.transcript import TranscriptFile, redacted, transcript_path
+from rein.bring.transcript import TranscriptFile, redacted
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
@@ -66,13 +58,10 @@ from rein.harness.reported import reported_logger
 from rein.sandboxing.others import OtherCommandsSandbox
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
-
     from rein.config import ReinConfig
-    from rein.harness.agent import Agent
     from rein.harness.events import Event
 
-__all__ = ["SESSION_END_BOUND_S", "ClaudeHooks", "HookedSession", "attach_hooks"]
+__all__ = ["SESSION_END_BOUND_S", "ClaudeHooks"]
 
 _SHOWN = 300
 #: Seconds SessionEnd hooks may hold a session's end, all of them together
@@ -82,26 +71,6 @@ SESSION_END_BOUND_S = 5.0
 #: SessionEnd's failures are also hook events (``rein run`` prints those):
 #: logged for a host whose client is gone (the ACP client left).
 reported_log = reported_logger(__name__)
-
-
-class HookedSession(Protocol):
-    """What :func:`attach_hooks` needs of a session (``rein.session.Session``)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def agent(self) -> Agent: ...
-
-    @property
-    def before_run(self) -> list[Callable[[], Awaitable[None]]]: ...
-
-    @property
-    def on_end(self) -> list[Callable[[str], Awaitable[None]]]: ...
-
-    def emit_flow(self, event: Any) -> None: ...
-
-    def abort(self, reason: str) -> bool: ...
 
 
 def _cut(text: str) -> str:
@@ -189,8 +158,10 @@ class ClaudeHooks:
         if not self._started:
             self._started = True
             source = self.start_source
-            for _hook, answer in await self._run("SessionStart", {"source": source}, source):
+            for hook, answer in await self._run("SessionStart", {"source": source}, source):
+                self._cannot_block(hook, answer)
                 if answer.context:
+                    self._note(hook, "context", answer.context)
                     self._start_context.append(answer.context)
 
     async def _still_allowed(self) -> bool:
@@ -286,6 +257,9 @@ class ClaudeHooks:
                 answer = HookAnswer(error=ran.failure)
             else:
                 answer = read_answer(event, ran.exit_code, ran.stdout, ran.stderr, ran.stdout_cut)
+            if answer.error is not None and hook.on_failure == "block":
+                # Fails closed, as its onFailure asks: a broken guard blocks.
+                answer = HookAnswer(block=f"it failed ({answer.error}) and its onFailure is block")
             if answer.error is not None:
                 self._note(hook, "failed", answer.error, tool)
             out.append((hook, answer))
@@ -404,7 +378,17 @@ class ClaudeHooks:
     ) -> None:
         """Run an event's hooks that only hear of something (Notification,
         PreCompact): what they answer is not used; a failure is reported."""
-        await self._run(event, fields, target)
+        for hook, answer in await self._run(event, fields, target):
+            self._cannot_block(hook, answer)
+
+    def _cannot_block(self, hook: HookEntry, answer: HookAnswer) -> None:
+        """A block or a ``continue: false`` of an event that cannot block
+        (SessionStart, Notification, PreCompact, SessionEnd) blocks nothing;
+        as Claude Code shows the person its stderr, it is reported, never
+        dropped."""
+        said = answer.block or answer.stop
+        if said is not None:
+            self._note(hook, "failed", f"a {hook.event} hook cannot block; it said: {said}")
 
     async def end(self, reason: str) -> None:
         """SessionEnd, once, when the host ends a session that ran (its
@@ -421,6 +405,7 @@ class ClaudeHooks:
         with anyio.move_on_after(bound + 3) as scope:
             ran = await self._run("SessionEnd", {"reason": reason}, reason, deadline=deadline)
             for hook, answer in ran:
+                self._cannot_block(hook, answer)
                 if answer.error is not None:
                     reported_log.warning(
                         "SessionEnd hook %r failed: %s", hook.command, answer.error
@@ -448,56 +433,3 @@ class ClaudeHooks:
                 self._note(hook, "continued", answer.block)
                 return answer.block
         return None
-
-
-def attach_hooks(
-    session: HookedSession,
-    root: Path,
-    config: ReinConfig,
-    ports: HookTrustPorts,
-    home: Path | None,
-) -> ClaudeHooks:
-    """Give ``session`` the Claude Code-style hooks; its events report what
-        they did. The Agent's own hooks (set by an embedder) still run, after,
-    every time: a block of either wins, the stricter permission wins (``ask``
-    over ``allow``), prompt contexts are joined, and either may keep a run
-    going."""
-    agent = session.agent
-    folder = ports.transcript_folder
-    transcript = (
-        TranscriptFile(transcript_path(folder, session.id), session.id, root)
-        if folder is not None
-        else None
-    )
-    hooks = ClaudeHooks(
-        root,
-        config,
-        ports,
-        session.id,
-        session.emit_flow,
-        home,
-        session.abort,
-        transcript=transcript,
-        messages=lambda: agent.messages,
-    )
-    if agent.messages:
-        hooks.start_source = "resume"  # a stored session, continued
-    own = agent.hooks
-    session.before_run.append(hooks.prepare)
-    session.on_end.append(hooks.end)
-    agent.subscribe(hooks.on_event)
-    env = agent.env
-    if env.approver is not None:
-        env.approver = NotifyingApprover(env.approver, hooks)
-    if env.user is not None:
-        env.user = NotifyingUser(env.user, hooks)
-    if agent.over_window_relief is not None:
-        agent.over_window_relief = PreCompactRelief(agent.over_window_relief, hooks)
-    agent.hooks = replace(
-        own,
-        before_tool_call=chain_before(hooks.before_tool_call, own.before_tool_call),
-        after_tool_call=chain_after(hooks.after_tool_call, own.after_tool_call),
-        on_user_prompt=chain_prompt(hooks.on_user_prompt, own.on_user_prompt),
-        on_stop=chain_stop(hooks.on_stop, own.on_stop),
-    )
-    return hooks

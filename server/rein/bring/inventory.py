@@ -117,7 +117,16 @@ def _name(path: str) -> str:
 
 
 def skill_items(found: FoundSkills, enabled: bool = True) -> list[SetupItem]:
-    items = [SetupItem("skill", s.name, s.source, "used", s.description) for s in found.skills]
+    items = [
+        SetupItem(
+            "skill",
+            s.name,
+            s.source,
+            "used",
+            s.description if s.model_invocable else f"{s.description} (only with /{s.name})",
+        )
+        for s in found.skills
+    ]
     if not enabled:
         return [SetupItem("skill", "-", "setup.skills", "off", "skills are off")]
     return items + invalid_items(found.invalid)
@@ -130,6 +139,8 @@ def agent_items(found: FoundAgents, enabled: bool = True) -> list[SetupItem]:
     for agent in found.agents:
         tools = "all the session's tools" if agent.tools is None else ", ".join(agent.tools)
         detail = f"{agent.description} (tools: {tools or 'none'}"
+        if agent.disallowed and agent.tools is None:
+            detail += f" but {', '.join(agent.disallowed)}"
         if agent.unmapped:
             detail += f"; no Rein tool for {', '.join(agent.unmapped)}"
         if agent.model:

@@ -17,6 +17,11 @@ skill's files. A skill inside the workspace is read further with
 user's) with ``skill(name, file=...)``, which reads only files inside that
 skill's folder. Scripts run with ``run_command`` under the usual approvals:
 a skill's ``allowed-tools`` never approves anything.
+
+Claude Code's own fields: a skill is also the slash command ``/name``
+(:func:`skill_command`; ``argument-hint`` its hint) unless
+``user-invocable: false``; ``disable-model-invocation: true`` leaves it out
+of the list the model reads (only the person starts it, with ``/name``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rein.bring.commands import Command
 from rein.bring.frontmatter import Document
 from rein.bring.setup_folders import Place, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
@@ -46,6 +52,7 @@ __all__ = [
     "SkillArgs",
     "SkillTool",
     "discover_skills",
+    "skill_command",
 ]
 
 #: The workspace's skill folders, in the order they are read.
@@ -77,6 +84,11 @@ class Skill:
     allowed_tools: tuple[str, ...] | None = None
     #: Its folder relative to the workspace (None: outside it).
     in_workspace: str | None = None
+    #: Listed to the model (``disable-model-invocation: true``: not).
+    model_invocable: bool = True
+    #: A slash command ``/name`` (``user-invocable: false``: not).
+    user_invocable: bool = True
+    argument_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +168,31 @@ def _skill(document: Document, folder: Path, root: Path, scope: Scope, shown: st
         files=_files(folder),
         allowed_tools=tool_names(meta, "allowed-tools"),
         in_workspace=relative,
+        model_invocable=not _flag(meta, "disable-model-invocation", False),
+        user_invocable=_flag(meta, "user-invocable", True),
+        argument_hint=optional_text(meta, "argument-hint"),
+    )
+
+
+def _flag(meta: dict[str, Any], key: str, default: bool) -> bool:
+    value = meta.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key}: must be true or false, not {value!r}")
+    return value
+
+
+def skill_command(skill: Skill) -> Command:
+    """The slash command ``/name`` a skill is, as in Claude Code: its
+    instructions, where its files are, and the arguments
+    (:func:`~rein.bring.commands.expand` puts them in)."""
+    return Command(
+        name=skill.name,
+        description=skill.description,
+        body=_loaded(skill),
+        source=skill.source,
+        scope=skill.scope,
+        argument_hint=skill.argument_hint,
+        allowed_tools=skill.allowed_tools,
     )
 
 
@@ -209,17 +246,21 @@ class SkillTool(Tool[SkillArgs]):
         self.skills = {s.name: s for s in skills}
         #: Files of a skill outside the workspace these cover are not read.
         self.deny_globs = tuple(deny_globs)
-        listed = "\n".join(f"  - {s.name}: {s.description}" for s in skills)
+        # A skill only the person starts (/name) is not listed.
+        shown = [s for s in skills if s.model_invocable]
+        listed = "\n".join(f"  - {s.name}: {s.description}" for s in shown)
         self.prompt_section = (
             "`skill` loads one of the skills below (instructions for a kind of task, with "
             "their scripts and references) when the task matches its description; follow "
             "the instructions it returns. Skills:\n" + listed
+            if shown
+            else "`skill` reads the files of a skill the person started with /name."
         )
 
     async def execute(self, args: SkillArgs, ctx: ToolContext) -> ToolResult:
         skill = self.skills.get(args.name)
         if skill is None:
-            known = ", ".join(self.skills) or "none"
+            known = ", ".join(n for n, s in self.skills.items() if s.model_invocable) or "none"
             raise ToolError(f"no skill named {args.name!r}; the skills are: {known}")
         if args.file is None:
             return ToolResult(_loaded(skill), details={"skill": skill.name})

@@ -22,7 +22,8 @@ __all__ = ["SubagentKind", "kind_prompt", "kind_tools"]
 class SubagentKind:
     name: str
     description: str
-    #: Tool names it may use (None: every tool offered to subagents).
+    #: Tool names it may use, ``prefix*`` for every name that starts with
+    #: the prefix (None: every tool offered to subagents).
     tools: tuple[str, ...] | None
     #: Its instructions: the last section of the child's system prompt.
     instructions: str
@@ -30,13 +31,26 @@ class SubagentKind:
     model: Model | None = None
     #: What the ``task`` result says about it (empty: nothing).
     note: str = ""
+    #: Tools it never gets, even when ``tools`` is None: names, and
+    #: ``prefix*`` for every name that starts with the prefix.
+    disallowed: tuple[str, ...] = ()
+
+
+def _denied(name: str, disallowed: Sequence[str]) -> bool:
+    return any(
+        name == rule or (rule.endswith("*") and name.startswith(rule[:-1])) for rule in disallowed
+    )
 
 
 def kind_tools(kind: SubagentKind, offered: Sequence[str]) -> list[str]:
-    """The kind's tools among ``offered`` (all of them when it names none)."""
+    """The kind's tools among ``offered`` (all of them when it names none),
+    less those it disallows."""
     if kind.tools is None:
-        return list(offered)
-    return [name for name in kind.tools if name in offered]
+        listed = list(offered)
+    else:
+        listed = [n for n in kind.tools if n in offered]
+        listed += [n for n in offered if n not in listed and _denied(n, kind.tools)]
+    return [name for name in listed if not _denied(name, kind.disallowed)]
 
 
 def kind_prompt(base: str, kind: SubagentKind) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from rein.mcp.config import McpConfigError
+from rein.mcp.config import McpConfigError, variables_note
 from rein.mcp.spec import InputSpec, McpServerSpec
 from rein.mcp.trust import FileTrustStore
 
@@ -69,6 +69,11 @@ async def _read_line(prompt: str, timeout_s: float, hidden: bool = False) -> str
 read_line = _read_line
 
 
+def _note(spec: McpServerSpec) -> str:
+    note = variables_note(spec)
+    return f"  It is {note}.\n" if note else ""
+
+
 class TerminalMcpPorts:
     """:class:`~rein.mcp.config.McpConfigPorts` at a terminal."""
 
@@ -107,7 +112,7 @@ class TerminalMcpPorts:
         where = {"vscode": ".vscode/mcp.json", "mcp.json": ".mcp.json"}.get(spec.source, "settings")
         answer = await _read_line(
             f"\nThe workspace's {where} defines the MCP server '{spec.name}', which runs:\n"
-            f"  {spec.command_line()}\nTrust it and start it? [y/N] ",
+            f"  {spec.command_line()}\n{_note(spec)}Trust it and start it? [y/N] ",
             self.timeout_s,
         )
         return answer is not None and answer.strip().lower() in ("y", "yes")

@@ -19,7 +19,13 @@ Every invalid entry is skipped with a reason naming the file, the server and
 the field; a file that is not JSON is reported with its line. ``${input:id}``
 values are asked once per load through :class:`McpConfigPorts` and
 registered with the redactor, so they never reach a log, an event or the
-store; ``${env:VAR}`` and ``${workspaceFolder}`` are put in too.
+store; ``${env:VAR}`` and ``${workspaceFolder}`` are put in too, and in
+``.mcp.json`` Claude Code's ``${VAR}`` and ``${VAR:-default}``. A variable
+that is not set (and has no default) skips the server with the reason; one
+whose name looks secret has its value redacted like an input's; the
+variable a model provider reads its key from is never given to a server
+the workspace defines (:func:`variables_read` names what the trust
+question shows).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from rein.mcp._entries import (
 )
 from rein.mcp.spec import InputSpec, McpServerSpec, Skipped, Source
 from rein.mcp.trust import trust_key
+from rein.process.environment import is_provider_key_name, is_secret_name
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
@@ -58,9 +65,16 @@ __all__ = [
     "TrustStore",
     "config_fingerprint",
     "load_servers",
+    "variables_note",
+    "variables_read",
 ]
 
 _VARIABLE = re.compile(r"\$\{(input|env):([^}]*)\}|\$\{workspaceFolder\}")
+#: Claude Code's forms in ``.mcp.json``: ``${VAR}`` and ``${VAR:-default}``.
+_PLAIN_VARIABLE = re.compile(
+    r"\$\{(input|env):([^}]*)\}|\$\{workspaceFolder\}"
+    r"|\$\{(?P<plain>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"
+)
 
 
 @dataclass(slots=True)
@@ -158,8 +172,10 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
                 except McpConfigError as exc:
                     trusted, why = False, f" ({exc})"
                 if not trusted:
+                    note = variables_note(shown)
                     reason = (
                         f"not trusted: {entry.where} defines it to run {shown.command_line()}{why}"
+                        + (f"; it is {note}" if note else "")
                     )
                     out.skipped.append(Skipped(name, entry.source, reason))
                     continue
@@ -173,10 +189,43 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
     return out
 
 
+def variables_read(spec: McpServerSpec) -> list[str]:
+    """The environment variables a server's fields put in (``${env:X}``,
+    and in ``.mcp.json`` ``${X}`` and ``${X:-default}``), in order, once
+    each: what the trust question names, since the command line alone does
+    not show what the server is given (its ``env``, an HTTP server's
+    ``headers``)."""
+    pattern = _PLAIN_VARIABLE if spec.source == "mcp.json" else _VARIABLE
+    fields = [spec.command or "", *spec.args, spec.url or "", spec.cwd or ""]
+    fields += [*spec.env.values(), *spec.headers.values()]
+    names: dict[str, None] = {}
+    for text in fields:
+        for match in pattern.finditer(text):
+            name = match.groupdict().get("plain") or (
+                match.group(2) if match.group(1) == "env" else None
+            )
+            if name:
+                names[name] = None
+    return list(names)
+
+
+def variables_note(spec: McpServerSpec) -> str:
+    """What the trust question adds about :func:`variables_read`, as "It
+    is given ..." (empty: the server is given none of the person's
+    variables)."""
+    names = variables_read(spec)
+    if not names:
+        return ""
+    return f"given your environment variables {', '.join(names)}"
+
+
 def _trust_parts(spec: McpServerSpec) -> list[str]:
     """What decides what runs, as written in the file."""
     parts = [spec.transport, spec.command or "", *spec.args, spec.url or "", spec.cwd or ""]
     parts += [f"{k}={v}" for k, v in sorted(spec.env.items())]
+    # An HTTP server's headers are what it is sent (a token): a changed one
+    # asks again. Only when there are some, so other keys stay as they were.
+    parts += [f"header {k}={v}" for k, v in sorted(spec.headers.items())]
     return parts
 
 
@@ -203,14 +252,26 @@ async def _substitute(
     values: dict[str, str | None],
     ports: McpConfigPorts,
 ) -> McpServerSpec:
+    def environment(name: str, written: str, default: str | None) -> str:
+        if entry.workspace_defined and is_provider_key_name(name):
+            raise _Unresolved(
+                f"{written} names {name}, the variable a model provider reads its key from, "
+                "which is never given to a server the workspace defines"
+            )
+        found = os.environ.get(name)
+        if found is None:
+            if default is None:
+                raise _Unresolved(f"the environment variable {name} is not set ({written})")
+            return default
+        if found and is_secret_name(name):
+            remember_secret(found)
+        return found
+
     async def value(kind: str | None, name: str) -> str:
         if kind is None:
             return str(root)
         if kind == "env":
-            found = os.environ.get(name)
-            if found is None:
-                raise _Unresolved(f"the environment variable {name} is not set (${{env:{name}}})")
-            return found
+            return environment(name, f"${{env:{name}}}", None)
         if entry.source != "vscode":
             raise _Unresolved(f"${{input:{name}}}: inputs are defined only in .vscode/mcp.json")
         spec_in = inputs.get(name)
@@ -229,12 +290,18 @@ async def _substitute(
             raise _Unresolved(f"input '{name}' was not given")
         return answer
 
+    pattern = _PLAIN_VARIABLE if entry.source == "mcp.json" else _VARIABLE
+
     async def sub(text: str) -> str:
         parts: list[str] = []
         last = 0
-        for match in _VARIABLE.finditer(text):
+        for match in pattern.finditer(text):
             parts.append(text[last : match.start()])
-            parts.append(await value(match.group(1), match.group(2) or ""))
+            plain = match.groupdict().get("plain")
+            if plain is not None:
+                parts.append(environment(plain, match.group(0), match.group("default")))
+            else:
+                parts.append(await value(match.group(1), match.group(2) or ""))
             last = match.end()
         parts.append(text[last:])
         return "".join(parts)

@@ -31,6 +31,7 @@ __all__ = [
     "child_environment",
     "forget_git_location",
     "git_safety",
+    "is_provider_key_name",
     "is_secret_name",
     "remember_git_location",
     "remember_secret_name",
@@ -98,6 +99,12 @@ def remember_secret_name(name: str | None) -> None:
     """A variable a provider reads its key from: never passed to a child."""
     if name:
         _secret_names.add(name)
+
+
+def is_provider_key_name(name: str) -> bool:
+    """Whether ``name`` is a variable a configured provider reads its key
+    from (:func:`remember_secret_name`), not only one that looks secret."""
+    return name in _secret_names
 
 
 def is_secret_name(name: str) -> bool:

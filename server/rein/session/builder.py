@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.analysis.gate import AnalyzerGate
-from rein.bring.hooks_adapter import attach_hooks
+from rein.bring.hook_session import attach_hooks
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.review import Reviewer
@@ -52,7 +52,7 @@ from rein.process.kept import KeptProcessLauncher, KeptSandbox
 from rein.sandboxing import command_sandbox
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
-from rein.session.setup_files import agent_kinds, skill_tool
+from rein.session.setup_files import agent_kinds, skill_tool, user_home
 from rein.store.memory_keys import EXECUTOR_MEMORY, MAIN_MEMORY, PLANNER_MEMORY, memory_key
 from rein.testgate.detect import finds_pytest_tests, has_xdist
 from rein.testgate.gate import TestGate
@@ -242,7 +242,7 @@ def build_session(
         navigator=navigator,
     )
     instructions = bootstrap.project_instructions(
-        ports.root, settings.deny_globs, settings.instruction_files
+        ports.root, settings.deny_globs, settings.instruction_files, user_home(config)
     )
     if (
         mode != "explain"

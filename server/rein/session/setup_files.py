@@ -19,13 +19,13 @@ from rein.bring.inventory import (
     hook_items,
     skill_items,
 )
-from rein.bring.skills import FoundSkills, SkillTool, discover_skills
+from rein.bring.skills import FoundSkills, SkillTool, discover_skills, skill_command
 from rein.bring.sources import Invalid
 from rein.config import ReinConfig
-from rein.flows.subagent_kinds import SubagentKind
+from rein.flows.subagent_kinds import SubagentKind, kind_tools
 from rein.harness.ports import Model
 from rein.providers.config import ModelConfig
-from rein.tools.bootstrap import find_instructions
+from rein.tools.bootstrap import USER_PREFIX, find_instructions, user_instructions
 
 __all__ = [
     "Prompted",
@@ -60,7 +60,20 @@ def commands_of(config: ReinConfig, root: Path) -> Found:
     """The slash commands of the workspace ``root`` and of the user."""
     if not config.setup.commands:
         return Found()
-    return discover_commands(root, user_home(config), config.tool_settings().deny_globs)
+    found = discover_commands(root, user_home(config), config.tool_settings().deny_globs)
+    # A skill is the command /name too, and wins over a command file of that
+    # name, as in Claude Code.
+    skills = [skill_command(s) for s in skills_of(config, root).skills if s.user_invocable]
+    if not skills:
+        return found
+    taken = {c.name: c for c in skills}
+    shadowed = tuple(
+        Invalid("command", c.source, f"/{c.name} is already the skill {taken[c.name].source}")
+        for c in found.commands
+        if c.name in taken
+    )
+    kept = tuple(c for c in found.commands if c.name not in taken)
+    return Found(kept + tuple(skills), found.invalid + shadowed)
 
 
 @dataclass(frozen=True)
@@ -156,13 +169,18 @@ def agent_kinds(
     note their ``task`` result carries."""
     kinds = []
     for agent in agents_of(config, root).agents:
-        if agent.tools is not None and not any(t in offered for t in agent.tools if t != "task"):
+        shape = SubagentKind(agent.name, "", agent.tools, "", disallowed=agent.disallowed)
+        # MCP tools join the session once their servers start: not known yet.
+        mcp = [t for t in agent.tools or () if t.startswith("mcp__")]
+        if not mcp and not any(t != "task" for t in kind_tools(shape, offered)):
             continue  # none of its tools is offered here: not a subagent it could be
         model, said = agent_model(config, agent.model, model_factory)
         notes = [said] if said else []
         if agent.unmapped:
             notes.append(f"its tools {', '.join(agent.unmapped)} have no Rein tool")
-        missing = [t for t in agent.tools or () if t not in offered and t != "task"]
+        missing = [
+            t for t in agent.tools or () if t not in offered and t != "task" and t not in mcp
+        ]
         if missing:
             notes.append(f"this session does not offer {', '.join(missing)}")
         kinds.append(
@@ -173,6 +191,7 @@ def agent_kinds(
                 instructions=agent.instructions,
                 model=model,
                 note=f"agent {agent.name}: " + "; ".join(notes) if notes else "",
+                disallowed=agent.disallowed,
             )
         )
     return kinds
@@ -224,11 +243,16 @@ def setup_inventory(
     inventory.add(skill_items(skills_of(config, root), config.setup.skills))
     inventory.add(agent_items(agents_of(config, root), config.setup.agents))
     inventory.add(command_items(commands_of(config, root), config.setup.commands))
+    own = user_instructions(user_home(config), settings.deny_globs)
     found = find_instructions(root, settings.instruction_files, settings.deny_globs)
-    for file in found.files:
+    for file in own.files + found.files:
         applies = f"applies to {file.scope}" if file.scope else "applies to the whole workspace"
+        if file.path.startswith(USER_PREFIX):
+            applies = "yours: applies to every workspace"
+        if file.imported_by:
+            applies = f"imported by {file.imported_by}"
         inventory.add([SetupItem("instructions", file.path, file.path, "used", applies)])
-    for note in found.notes:
+    for note in own.notes + found.notes:
         inventory.add([SetupItem("instructions", "-", "instructions.files", "invalid", note)])
     return inventory
 

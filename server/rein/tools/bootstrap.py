@@ -17,6 +17,7 @@ from pathlib import Path
 from rein.harness.errors import SandboxError, ToolError
 from rein.tools._files import Entry, FileTree, plural
 from rein.tools._globs import glob_regex
+from rein.tools.instruction_imports import IMPORTING_FILES, MAX_IMPORTS, imports_of
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 
@@ -29,6 +30,7 @@ __all__ = [
     "find_project_instructions",
     "instructions_text",
     "project_instructions",
+    "user_instructions",
     "workspace_summary",
 ]
 
@@ -88,6 +90,8 @@ class InstructionFile:
     path: str
     text: str
     scope: str | None = None
+    #: The CLAUDE.md whose ``@path`` brought it in (None: found by a glob).
+    imported_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +152,74 @@ def _read_one(sandbox: Sandbox, name: str) -> tuple[str | None, str | None]:
     return text or None, None
 
 
+def _read_import(sandbox: Sandbox, path: str) -> tuple[str, str | None, str | None]:
+    """:func:`_read_one` for an import: ``(its workspace-relative path,
+    text, note)``."""
+    try:
+        rel = sandbox.resolve(path)
+    except SandboxError:
+        return path, None, f"{path} was not read: it leads outside the workspace."
+    text, note = _read_one(sandbox, rel)
+    return rel, text, note
+
+
+def _with_imports(
+    sandbox: Sandbox,
+    files: Sequence[InstructionFile],
+    notes: list[str],
+    home: str | None = None,
+) -> list[InstructionFile]:
+    """``files``, each CLAUDE.md followed by the files its ``@path``
+    lines import (:mod:`rein.tools.instruction_imports`; ``home``: what
+    ``@~/`` means, for the person's own file)."""
+    seen = {f.path for f in files}
+    out: list[InstructionFile] = []
+    left = MAX_IMPORTS
+    for found in files:
+        out.append(found)
+        if found.path.rpartition("/")[2] not in IMPORTING_FILES:
+            continue
+        brought = imports_of(
+            found.path, found.text, lambda p: _read_import(sandbox, p), seen, notes, left, home
+        )
+        left -= len(brought)
+        out.extend(InstructionFile(i.path, i.text, imported_by=i.imported_by) for i in brought)
+    return out
+
+
+#: How the person's own instruction file and its imports are named.
+USER_PREFIX = "~/.claude/"
+
+
+def user_instructions(
+    home: str | os.PathLike[str] | None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+) -> FoundInstructions:
+    """The person's own ``~/.claude/CLAUDE.md`` (Claude Code's user memory)
+    and the files it imports, read inside ``~/.claude`` only (under the same
+    rules as the workspace's: no link out, no protected file, no hard
+    link); named ``~/.claude/...``. None found with no ``home``."""
+    if home is None:
+        return FoundInstructions((), ())
+    folder = Path(home) / ".claude"
+    sandbox = Sandbox(str(folder), deny_globs)
+    notes: list[str] = []
+    text, note = _read_one(sandbox, "CLAUDE.md")
+    if text is None:
+        return FoundInstructions((), (USER_PREFIX + note,) if note else ())
+    files = _with_imports(sandbox, [InstructionFile("CLAUDE.md", text)], notes, str(Path(home)))
+    # Its notes name its files from its folder, which is not the workspace.
+    notes = [USER_PREFIX + n.replace("outside the workspace", "outside ~/.claude") for n in notes]
+    named = tuple(
+        InstructionFile(
+            USER_PREFIX + f.path,
+            f.text,
+            imported_by=USER_PREFIX + f.imported_by if f.imported_by else None,
+        )
+        for f in files
+    )
+    return FoundInstructions(named, tuple(notes))
+
+
 def _scope(path: str) -> str | None:
     folder, _, name = path.rpartition("/")
     return f"{folder}/" if folder and name == "AGENTS.md" else None
@@ -162,7 +234,7 @@ def find_instructions(
     file tools' sandbox (a symlink out of the workspace, a protected file or
     a hard link is never read; a note says so). Workspace-wide files first
     in the order of ``files``, then each subfolder's AGENTS.md, shallowest
-    first."""
+    first; a CLAUDE.md is followed by the files it imports (``@path``)."""
     sandbox = Sandbox(str(root), deny_globs)
     notes: list[str] = []
     read: list[tuple[tuple[int, int, int, str], InstructionFile]] = []
@@ -181,11 +253,14 @@ def find_instructions(
         scope = _scope(path)
         key = (scope is not None, index, path.count("/"), path)
         read.append((key, InstructionFile(path, text, scope)))
-    return FoundInstructions(tuple(f for _, f in sorted(read, key=lambda r: r[0])), tuple(notes))
+    ordered = [f for _, f in sorted(read, key=lambda r: r[0])]
+    return FoundInstructions(tuple(_with_imports(sandbox, ordered, notes)), tuple(notes))
 
 
 def _block(found: InstructionFile) -> str:
     scope = f' applies_to="{found.scope}"' if found.scope else ""
+    if found.imported_by:
+        scope += f' imported_by="{found.imported_by}"'
     return (
         f'<project_instructions file="{found.path}"{scope}>\n{found.text}\n</project_instructions>'
     )
@@ -206,6 +281,11 @@ def instructions_text(found: Sequence[InstructionFile]) -> str | None:
             "file, the AGENTS.md nearest to it wins where it disagrees with one further "
             "up. Follow the one that applies to a file when you change it."
         )
+    if any(f.imported_by for f in found):
+        lines.append(
+            "A file with imported_by was named with @ in that file (an import): its text is "
+            "part of that file's instructions."
+        )
     return "\n".join(lines) + "\n\n" + "\n\n".join(_block(f) for f in found)
 
 
@@ -222,10 +302,13 @@ def project_instructions(
     root: str | os.PathLike[str],
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
     files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
+    home: str | os.PathLike[str] | None = None,
 ) -> str | None:
-    """Every instruction file ``files`` match (:func:`instructions_text`);
-    None when there is none."""
-    return instructions_text(find_instructions(root, files, deny_globs).files)
+    """The person's own ``~/.claude/CLAUDE.md`` (with ``home``,
+    :func:`user_instructions`), then every instruction file ``files``
+    match (:func:`instructions_text`); None when there is none."""
+    own = user_instructions(home, deny_globs).files
+    return instructions_text(own + find_instructions(root, files, deny_globs).files)
 
 
 def bootstrap_message(

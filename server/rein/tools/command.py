@@ -208,7 +208,11 @@ class RunCommandTool(Tool[RunCommandArgs]):
                         f"{why_not}"
                     )
                     detail = f"Not sandboxed: {why_not}.\n\n{detail}"
-        if sandbox is None:
+        # A hook that asks about this call (permissionDecision "ask") is
+        # asked about even when the sandbox would run it without a question;
+        # approved, it still runs in the sandbox.
+        hook_asks = ctx.permit is not None and ctx.permit.decision == "ask"
+        if sandbox is None or hook_asks:
             denial = await check_approval(
                 ctx,
                 "command",
