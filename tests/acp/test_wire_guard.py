@@ -38,6 +38,11 @@ def test_what_is_not_a_json_object_is_answered_and_objects_pass() -> None:
     )
     assert _error(problem_answer(b'{"jsonrpc": "2.0", "id": 3, "method": 5}')) == (-32600, 3)
     assert problem_answer(b'{"jsonrpc": "2.0", "id": "a", "result": {}}') is None
+    assert problem_answer(b'{"jsonrpc": "2.0", "id": "a", "error": {"code": 1}}') is None
+    assert problem_answer(b'{"jsonrpc": "2.0", "method": "n"}') is None
+    # Neither a request nor a response (the SDK dropped it unanswered).
+    assert _error(problem_answer(b'{"jsonrpc": "2.0", "id": 9}')) == (-32600, 9)
+    assert _error(problem_answer(b'{"jsonrpc": "2.0"}')) == (-32600, None)
 
 
 async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_end() -> None:

@@ -12,7 +12,8 @@ made on the first of them. The agent is also the
   text + resource-link + embedded-text prompts, the session list; an
   ``env:<VAR>`` auth method when the model key is missing;
 - ``authenticate``: reads the environment again; ``-32000`` naming the
-  variable while the key is still missing.
+  variable while the key is still missing; a method id it does not offer
+  is InvalidParams naming ``methodId``.
 """
 
 from __future__ import annotations
@@ -164,6 +165,14 @@ class ReinAcpAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        variable = self.config.model.resolved_api_key_env()
+        if not variable or method_id != f"env:{variable}":
+            offered = (
+                f"the one method is 'env:{variable}'" if variable else "the model needs no key"
+            )
+            raise errors.invalid_field(
+                "methodId", f"{method_id!r} is not a method rein acp offers ({offered})"
+            )
         missing = self.missing_key()
         if missing is not None:
             raise errors.auth_required(missing)

@@ -9,8 +9,10 @@ stands between stdin and the SDK: a line that does not parse is answered
 with JSON-RPC's parse error (-32700), one that is JSON but not an object
 with the invalid-request error (-32600), both with a null id as JSON-RPC
 2.0 says, and so is an object whose id is not a string, a number or null,
-or whose method is not a string (with its id when that is valid). The SDK
-sees only such objects (and blank lines, which it skips).
+or whose method is not a string (with its id when that is valid), or that
+has neither a method nor a result or an error (the SDK took it for the
+answer to a request it never sent and dropped it, so the client heard
+nothing). The SDK sees only such objects (and blank lines, which it skips).
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ def problem_answer(line: bytes) -> bytes | None:
         elif "method" in message and not isinstance(message["method"], str):
             return _error(
                 message.get("id"), INVALID_REQUEST, "Invalid Request: a method is a string"
+            )
+        elif not {"method", "result", "error"} & message.keys():
+            return _error(
+                message.get("id"),
+                INVALID_REQUEST,
+                "Invalid Request: a message has a method (a request or a notification) "
+                "or a result or an error (a response)",
             )
         else:
             return None
