@@ -5,6 +5,7 @@ line that was not JSON was never answered)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 
@@ -51,8 +52,10 @@ async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_
     source.feed_data(b"42\n" + long + b"\n" + b"[" + b"1," * 100 + b"1]\n" + b"{bad")
     source.feed_eof()
     answers: list[bytes] = []
-    reader = GuardedReader(source, answers.append)
+    ended: list[int] = []
+    reader = GuardedReader(source, answers.append, on_end=lambda: ended.append(len(answers)))
     assert await reader.readuntil(b"\n") == long + b"\n"
+    assert ended == []
     try:
         await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as exc:
@@ -60,6 +63,21 @@ async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_
     else:
         raise AssertionError("the end of the stream was not reported")
     assert [_error(a)[0] for a in answers] == [-32600, -32600, -32700]
+    assert ended == [3]  # told once, after the last line was answered
+
+
+async def test_the_end_is_told_after_a_last_message_without_a_newline() -> None:
+    source = asyncio.StreamReader()
+    source.feed_data(b'{"jsonrpc": "2.0", "method": "m"}')
+    source.feed_eof()
+    ended: list[bool] = []
+    reader = GuardedReader(source, lambda _: None, on_end=lambda: ended.append(True))
+    with contextlib.suppress(asyncio.IncompleteReadError):
+        await reader.readuntil(b"\n")
+    assert ended == []  # the SDK takes the message first
+    with contextlib.suppress(asyncio.IncompleteReadError):
+        await reader.readuntil(b"\n")
+    assert ended == [True]
 
 
 async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:

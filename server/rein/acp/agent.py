@@ -61,6 +61,9 @@ __all__ = ["ReinAcpAgent"]
 
 log = logging.getLogger(__name__)
 
+#: Why the runs end when the client leaves.
+DISCONNECTED = "the client disconnected"
+
 
 class ReinAcpAgent:
     """Rein as an ACP agent over one client connection.
@@ -120,10 +123,17 @@ class ReinAcpAgent:
             )
         return self._impl
 
+    def client_gone(self) -> None:
+        """The client's input ended: every run is aborted now, before the
+        requests still waiting on the client fail (a run would take such a
+        failure for a tool's result and call the model again)."""
+        if self._impl is not None:
+            self._impl.abort_all(DISCONNECTED)
+
     async def aclose(self) -> None:
         """The client left: abort every run (bounded) and let the hosts close."""
         if self._impl is not None:
-            await self._impl.aclose("the client disconnected")
+            await self._impl.aclose(DISCONNECTED)
 
     # ------------------------------------------------------------ initialize
 

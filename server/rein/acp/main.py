@@ -98,7 +98,9 @@ async def serve_acp(
                 output_stream, asyncio.StreamReader
             ):
                 # What is not a JSON object is answered, never handed to the SDK.
-                output_stream = GuardedReader(output_stream, input_stream.write)
+                output_stream = GuardedReader(
+                    output_stream, input_stream.write, on_end=agent.client_gone
+                )
             # The SDK's Agent protocol also lists its unstable methods
             # (session/fork, session/resume, session/close): Rein implements
             # protocol version 1 only.

@@ -501,14 +501,22 @@ class AcpSessions:
 
     # ------------------------------------------------------------ the end
 
+    def abort_all(self, reason: str) -> None:
+        """Abort every run, and every prompt whose run has not started."""
+        for answering in self.answering.values():
+            answering.cancel_asked = reason
+        for live in self.live.values():
+            live.session.abort(reason)
+
     async def aclose(self, reason: str) -> None:
         """Abort every run and wait for them (bounded), stop streaming, and
         let the hosts close (their task group's owner waits for that)."""
-        tasks = []
-        for live in self.live.values():
-            if live.session.busy and live.session.task is not None:
-                live.session.abort(reason)
-                tasks.append(live.session.task)
+        self.abort_all(reason)
+        tasks = [
+            live.session.task
+            for live in self.live.values()
+            if live.session.busy and live.session.task is not None
+        ]
         if tasks:
             await asyncio.wait(tasks, timeout=30)
         for live in self.live.values():

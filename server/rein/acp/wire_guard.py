@@ -73,12 +73,21 @@ class GuardedReader(asyncio.StreamReader):
     """``source`` as the SDK's transport reads it (``readuntil`` a newline,
     ``readexactly`` the rest of a long line), with every line that is not
     a JSON object answered through ``answer`` and left out. A line longer
-    than the stream's limit is read whole here before it is checked."""
+    than the stream's limit is read whole here before it is checked.
+    ``on_end`` is called when the input ends, before the SDK is told (and
+    fails the requests still waiting on the client)."""
 
-    def __init__(self, source: asyncio.StreamReader, answer: Callable[[bytes], None]) -> None:
+    def __init__(
+        self,
+        source: asyncio.StreamReader,
+        answer: Callable[[bytes], None],
+        on_end: Callable[[], None] = lambda: None,
+    ) -> None:
         super().__init__()
         self._source = source
         self._answer = answer
+        #: Called once the input has ended, before the SDK hears of it.
+        self._on_end = on_end
 
     # ``separator``: typeshed's private buffer protocol; the SDK passes b"\n".
     async def readuntil(self, separator: Any = b"\n") -> bytes:
@@ -87,9 +96,11 @@ class GuardedReader(asyncio.StreamReader):
                 line = await self._whole_line(separator)
             except asyncio.IncompleteReadError as exc:  # the last line, without its newline
                 reply = problem_answer(exc.partial)
-                if reply is None:
-                    raise
-                self._answer(reply)
+                if reply is not None:
+                    self._answer(reply)
+                if exc.partial and reply is None:
+                    raise  # the SDK takes the last message; the end comes next
+                self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
             reply = problem_answer(line)
             if reply is None:
