@@ -118,3 +118,17 @@ async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_cancel_request_is_left_out_and_what_follows_passes() -> None:
+    # Rein does not implement the optional $/cancel_request: the SDK took it
+    # for an unknown method and logged a traceback for each.
+    source = asyncio.StreamReader()
+    cancel = b'{"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 3}}\n'
+    text = b'{"jsonrpc": "2.0", "id": 4, "method": "m", "params": {"t": "$/cancel_request"}}\n'
+    source.feed_data(cancel + text)
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    assert await reader.readuntil(b"\n") == text
+    assert answers == []

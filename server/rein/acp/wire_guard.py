@@ -13,12 +13,15 @@ or whose method is not a string (with its id when that is valid), or that
 has neither a method nor a result or an error (the SDK took it for the
 answer to a request it never sent and dropped it, so the client heard
 nothing). The SDK sees only such objects (and blank lines, which it skips).
+A ``$/cancel_request`` notification (optional in ACP v1; Rein cancels
+prompts with ``session/cancel``) is left out, logged in one line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +29,9 @@ __all__ = ["GuardedReader", "problem_answer"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+CANCEL_REQUEST = "$/cancel_request"
+
+log = logging.getLogger(__name__)
 
 
 def problem_answer(line: bytes) -> bytes | None:
@@ -58,6 +64,20 @@ def problem_answer(line: bytes) -> bytes | None:
         else:
             return None
     return _error(None, code, why)
+
+
+def _ignored(line: bytes) -> bool:
+    """``$/cancel_request``, the protocol's optional cancel of one request,
+    which Rein does not implement (``session/cancel`` cancels a prompt): left
+    out with a line in the log (the SDK took it for an unknown method and
+    logged a traceback)."""
+    if CANCEL_REQUEST.encode() not in line:
+        return False
+    message = json.loads(line)
+    if message.get("method") != CANCEL_REQUEST or "id" in message:
+        return False
+    log.info("ignored %s %s (use session/cancel)", CANCEL_REQUEST, message.get("params"))
+    return True
 
 
 def _valid_id(value: object) -> bool:
@@ -103,6 +123,8 @@ class GuardedReader(asyncio.StreamReader):
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
             reply = problem_answer(line)
+            if reply is None and _ignored(line):
+                continue
             if reply is None:
                 return line
             self._answer(reply)
