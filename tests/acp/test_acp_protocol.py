@@ -57,6 +57,8 @@ async def test_initialize_answers_version_1_and_what_rein_offers(pyproj: Path, h
     prompt = caps.prompt_capabilities
     assert prompt is not None
     assert (prompt.image, prompt.audio, prompt.embedded_context) == (False, False, True)
+    sessions = caps.session_capabilities
+    assert sessions is not None and sessions.list is not None and sessions.close is not None
     assert answer.agent_info is not None
     assert (answer.agent_info.name, answer.agent_info.title) == ("rein", "Rein")
     assert answer.auth_methods == []  # the mock needs no key (apiKeyEnv "")

@@ -273,6 +273,32 @@ async def test_a_cancel_before_the_run_started_cancels_it_and_the_next_prompt_wa
     assert len(await model_requests(mock)) == 1  # the first prompt never ran
 
 
+@on_shared
+async def test_session_close_cancels_the_prompt_and_the_session_leaves_until_loaded(
+    shared: Shared,
+) -> None:
+    mock, agent = shared.model(), shared.agent
+    await load_scenario(mock, "stall", [stall_turn("Let me think")])
+    sid = await shared.session()
+    running = await prompt_under_way(agent, sid, "take your time")
+    closed = await agent.raw("session/close", {"sessionId": sid})
+    with anyio.fail_after(REQUEST_S):
+        stop = (await running).stop_reason
+    gone = await _refused(agent.conn.prompt(session_id=sid, prompt=[text_block("still there?")]))
+    again = await _refused(agent.raw("session/close", {"sessionId": sid}))
+    with anyio.fail_after(REQUEST_S):  # stored: it opens again
+        await agent.conn.load_session(cwd=str(shared.pyproj), session_id=sid, mcp_servers=[])
+    await load_scenario(mock, "after", [{"text": "back again"}])
+    reopened = await prompt(agent, sid, "and now?")
+
+    assert closed == {}
+    assert stop == "cancelled"
+    assert (gone.code, gone.data) == (-32002, {"sessionId": sid})
+    assert again.code == -32002
+    assert reopened == "end_turn"
+    assert agent.editor.said(sid).endswith("back again")
+
+
 async def test_a_denied_command_is_a_refusal_the_model_reads(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:

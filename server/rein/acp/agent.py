@@ -9,7 +9,8 @@ made on the first of them. The agent is also the
 (``capabilities`` from ``initialize``, ``conn``).
 
 - ``initialize``: protocol 1 (whatever the client asks), load session,
-  text + resource-link + embedded-text prompts, the session list; an
+  text + resource-link + embedded-text prompts, the session list and
+  ``session/close``; an
   ``env:<VAR>`` auth method when the model key is missing;
 - ``authenticate``: reads the environment again; ``-32000`` naming the
   variable while the key is still missing; a method id it does not offer
@@ -31,6 +32,7 @@ from acp.schema import (
     AuthenticateResponse,
     AuthMethodAgent,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -40,6 +42,7 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionListCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
@@ -168,7 +171,9 @@ class ReinAcpAgent:
                     image=False, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=mcp_available(), sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                ),
             ),
             agent_info=Implementation(name="rein", title="Rein", version=__version__),
             auth_methods=methods,
@@ -209,6 +214,10 @@ class ReinAcpAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         return await self.sessions.prompt(prompt, session_id)
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        await self.sessions.close_session(session_id)
+        return CloseSessionResponse()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         if self._impl is None:

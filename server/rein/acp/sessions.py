@@ -12,6 +12,8 @@ the result; the sessions are the ones ``rein serve`` and ``rein run`` build
   reason from :func:`rein.acp.prompts.stop_reason`;
 - ``session/cancel``: aborts the run (its prompt answers ``cancelled``),
   also one that has not started yet (:mod:`rein.acp.answering`);
+- ``session/close``: cancels, then the session leaves memory
+  (:mod:`rein.acp.closing`);
 - ``session/set_mode`` and ``session/set_config_option`` (mode, model);
 - ``_rein/steer`` and ``_rein/followUp``: steering and follow-ups, which
   ACP v1 lacks.
@@ -105,6 +107,8 @@ class AcpSessions:
         self.live: dict[str, Live] = {}
         #: The prompt being answered, per session id.
         self.answering: dict[str, Answering] = {}
+        #: The sessions session/close is closing.
+        self.closing: set[str] = set()
         self._tg = tg
         #: The sessions told the sandbox cannot run here (once each).
         self._told_sandbox: set[str] = set()
@@ -282,6 +286,8 @@ class AcpSessions:
         earlier = self.answering.get(session_id)
         if earlier is not None and await earlier.cancelled_and_ended():
             live = self._live(session_id)  # the cancelled prompt answered
+        if session_id in self.closing:
+            raise errors.unknown_session(session_id)
         if self._busy(live):
             raise errors.busy(session_id)
         # No await since the check: a session/cancel read after this
@@ -362,6 +368,11 @@ class AcpSessions:
             answering.cancel_asked = "cancelled by the client"
         if not live.session.abort("cancelled by the client") and answering is None:
             log.info("session/cancel: session %s is not running", session_id)
+
+    async def close_session(self, session_id: str) -> None:
+        from rein.acp.closing import close_session
+
+        await close_session(self, session_id)
 
     # ------------------------------------------------------------ modes, model
 
