@@ -57,6 +57,8 @@ async def test_initialize_answers_version_1_and_what_rein_offers(pyproj: Path, h
     prompt = caps.prompt_capabilities
     assert prompt is not None
     assert (prompt.image, prompt.audio, prompt.embedded_context) == (False, False, True)
+    sessions = caps.session_capabilities
+    assert sessions is not None and sessions.list is not None and sessions.close is not None
     assert answer.agent_info is not None
     assert (answer.agent_info.name, answer.agent_info.title) == ("rein", "Rein")
     assert answer.auth_methods == []  # the mock needs no key (apiKeyEnv "")
@@ -73,6 +75,7 @@ async def test_without_the_key_initialize_offers_the_env_method_and_sessions_nee
         answer = await agent.initialize()
         no_session = await refused(agent.conn.new_session(cwd=str(pyproj), mcp_servers=[]))
         still_no_key = await refused(agent.conn.authenticate(method_id=f"env:{KEY_VAR}"))
+        not_offered = await refused(agent.conn.authenticate(method_id="oauth"))
 
     [method] = answer.auth_methods
     offered = method.model_dump(by_alias=True, exclude_none=True)
@@ -81,6 +84,8 @@ async def test_without_the_key_initialize_offers_the_env_method_and_sessions_nee
     assert KEY_VAR in offered["description"]
     assert no_session.code == -32000 and KEY_VAR in said(no_session)
     assert still_no_key.code == -32000 and KEY_VAR in said(still_no_key)
+    assert not_offered.code == -32602 and not_offered.data == {"field": "methodId"}
+    assert f"env:{KEY_VAR}" in said(not_offered)
 
     # The editor restarts Rein with the key set: nothing to authenticate.
     async with running_agent(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import yaml
 from acp.helpers import text_block
 
 from rein.providers.mock_server import MockServer
@@ -21,10 +22,12 @@ from tests.acp.conftest import (
     load_scenario,
     model_requests,
     prompt_under_way,
+    rein_config,
     running_agent,
     stall_turn,
     started,
     tool_turn,
+    write_config,
 )
 from tests.fakes.acp_client import FakeAcpClient
 
@@ -96,3 +99,38 @@ async def test_sessions_outlive_the_process_a_finished_one_and_one_left_mid_run(
     assert outcomes == [(1, "completed"), (2, "completed"), (1, "disconnected"), (1, "completed")]
     interrupted = "".join(u["content"]["text"] for u in editor.sent(gone, "user_message_chunk"))
     assert "Rename greet" in interrupted
+
+
+async def test_an_editor_gone_while_it_is_asked_ends_the_run_without_another_model_turn(
+    pyproj: Path, home: Home, tmp_path: Path
+) -> None:
+    """Found with a TypeScript-SDK client: the permission request failed
+    ("Connection closed") before the run was aborted, so the run took the
+    refusal for the tool's result and asked the model again, with no one
+    left to see the answer (the replay model answers at once)."""
+    script = tmp_path / "asked.yaml"
+    turns = [tool_turn(call("run_command", command="echo hi")), {"text": "unseen"}]
+    script.write_text(yaml.safe_dump({"turns": turns}))
+    config = rein_config(home.path, "http://unused")
+    config["model"] = {"provider": "replay", "script": str(script), "apiKeyEnv": ""}
+    write_config(home.config_file, config)
+    async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
+        agent.editor.hold("session/request_permission")
+        running = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=[text_block("say hi")])
+        )
+        await agent.editor.wait_for_call("session/request_permission")
+        running.cancel()  # the editor stops waiting and closes the pipe
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        gone = agent
+    assert gone.process.returncode == 0, gone.log()
+
+    editor = FakeAcpClient(pyproj)
+    async with running_agent(editor, home, name="second") as agent:
+        await agent.initialize()
+        with anyio.fail_after(REQUEST_S):
+            await agent.conn.load_session(cwd=str(pyproj), session_id=sid, mcp_servers=[])
+    [command] = editor.tool_calls(sid).values()
+    assert command["status"] == "failed"
+    assert "unseen" not in editor.said(sid)  # no model turn after the editor left

@@ -34,6 +34,7 @@ from tests.acp.conftest import (
     assert_used_up,
     call,
     load_scenario,
+    model_requests,
     prompt_under_way,
     rein_config,
     stall_turn,
@@ -236,6 +237,65 @@ async def test_a_cancel_mid_run_stops_with_cancelled(shared: Shared) -> None:
 
     assert stop == "cancelled"
     assert again == "end_turn"
+    assert agent.editor.said(sid).endswith("back again")
+
+
+@on_shared
+async def test_a_cancel_before_the_run_started_cancels_it_and_the_next_prompt_waits(
+    shared: Shared, tmp_path: Path
+) -> None:
+    # A folder of its own: the session's first prompt waits for its
+    # analyzers to start before its run, and the cancel comes meanwhile.
+    mock, agent = shared.model(), shared.agent
+    await load_scenario(mock, "after-cancel", [{"text": "the second prompt's answer"}])
+    fresh = tmp_path / "fresh"
+    shutil.copytree(WORKSPACES / "pyproj", fresh)
+    sid = (await agent.new_session(fresh)).session_id
+    on_the_wire = asyncio.Event()
+
+    def seen(event: Any) -> None:
+        params = event.message.get("params") or {}
+        if event.message.get("method") == "session/prompt" and params.get("sessionId") == sid:
+            on_the_wire.set()
+
+    agent.conn._conn.add_observer(seen)
+    first = asyncio.ensure_future(prompt(agent, sid, "the first prompt"))
+    with anyio.fail_after(REQUEST_S):
+        await on_the_wire.wait()  # rein acp reads the cancel after the prompt
+    await agent.conn.cancel(session_id=sid)
+    # As an editor sends the person's next message: at once, not waiting
+    # for the cancelled prompt's answer.
+    second = await prompt(agent, sid, "the second prompt")
+
+    assert await first == "cancelled"
+    assert second == "end_turn"
+    assert agent.editor.said(sid) == "the second prompt's answer"
+    assert len(await model_requests(mock)) == 1  # the first prompt never ran
+
+
+@on_shared
+async def test_session_close_cancels_the_prompt_and_the_session_leaves_until_loaded(
+    shared: Shared,
+) -> None:
+    mock, agent = shared.model(), shared.agent
+    await load_scenario(mock, "stall", [stall_turn("Let me think")])
+    sid = await shared.session()
+    running = await prompt_under_way(agent, sid, "take your time")
+    closed = await agent.raw("session/close", {"sessionId": sid})
+    with anyio.fail_after(REQUEST_S):
+        stop = (await running).stop_reason
+    gone = await _refused(agent.conn.prompt(session_id=sid, prompt=[text_block("still there?")]))
+    again = await _refused(agent.raw("session/close", {"sessionId": sid}))
+    with anyio.fail_after(REQUEST_S):  # stored: it opens again
+        await agent.conn.load_session(cwd=str(shared.pyproj), session_id=sid, mcp_servers=[])
+    await load_scenario(mock, "after", [{"text": "back again"}])
+    reopened = await prompt(agent, sid, "and now?")
+
+    assert closed == {}
+    assert stop == "cancelled"
+    assert (gone.code, gone.data) == (-32002, {"sessionId": sid})
+    assert again.code == -32002
+    assert reopened == "end_turn"
     assert agent.editor.said(sid).endswith("back again")
 
 

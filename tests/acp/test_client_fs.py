@@ -195,6 +195,36 @@ async def test_write_only_clients_read_back_what_rein_wrote(root: Path) -> None:
     assert client.methods() == ["fs/write_text_file"]
 
 
+async def test_read_only_clients_keep_an_unsaved_buffer_from_a_disk_write(root: Path) -> None:
+    # Found with a TypeScript-SDK client offering fs.readTextFile only: the
+    # edit, made on the buffer's text, never matched the disk and was
+    # retried until it gave up ("kept changing", 41 reads).
+    app = str(root / "app.py")
+    client = FakeAcpClient(buffers={app: "x = 1\nname = 'draft'\n"})  # unsaved line
+    fs, workspace = client_fs(root, client, fs=("read",))
+    recorder = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=workspace, settings=ToolSettings(approval=ApprovalSettings(write="allow"))
+        )
+    )
+    with in_session():
+        with pytest.raises(ToolError) as refused:  # the model reads the reason
+            await recorder.run(
+                EditFileTool(), path="app.py", old_string="'draft'", new_string="'final'"
+            )
+        client.buffers[app] = "x = 1\n"  # the person saved (the disk's text)
+        (root / "other.py").write_text("y = 1\n")
+        await workspace.read_text("other.py")
+        saved = await recorder.run(EditFileTool(), path="other.py", old_string="1", new_string="2")
+    assert "app.py has unsaved changes in the editor" in str(refused.value)
+    assert "fs.writeTextFile" in str(refused.value)
+    assert client.methods().count("fs/read_text_file") == 3  # one per edit and read: no retry
+    assert (root / "app.py").read_text() == "x = 1\n"
+    assert not saved.is_error, saved.content
+    assert (root / "other.py").read_text() == "y = 2\n"  # a clean buffer: the disk
+    assert "fs/write_text_file" not in client.methods() and fs.text_of("other.py") is None
+
+
 async def test_a_client_error_is_a_tool_error_the_model_reads(root: Path) -> None:
     client = FakeAcpClient(
         fail={

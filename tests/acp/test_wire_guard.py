@@ -5,6 +5,7 @@ line that was not JSON was never answered)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 
@@ -38,6 +39,11 @@ def test_what_is_not_a_json_object_is_answered_and_objects_pass() -> None:
     )
     assert _error(problem_answer(b'{"jsonrpc": "2.0", "id": 3, "method": 5}')) == (-32600, 3)
     assert problem_answer(b'{"jsonrpc": "2.0", "id": "a", "result": {}}') is None
+    assert problem_answer(b'{"jsonrpc": "2.0", "id": "a", "error": {"code": 1}}') is None
+    assert problem_answer(b'{"jsonrpc": "2.0", "method": "n"}') is None
+    # Neither a request nor a response (the SDK dropped it unanswered).
+    assert _error(problem_answer(b'{"jsonrpc": "2.0", "id": 9}')) == (-32600, 9)
+    assert _error(problem_answer(b'{"jsonrpc": "2.0"}')) == (-32600, None)
 
 
 async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_end() -> None:
@@ -46,8 +52,10 @@ async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_
     source.feed_data(b"42\n" + long + b"\n" + b"[" + b"1," * 100 + b"1]\n" + b"{bad")
     source.feed_eof()
     answers: list[bytes] = []
-    reader = GuardedReader(source, answers.append)
+    ended: list[int] = []
+    reader = GuardedReader(source, answers.append, on_end=lambda: ended.append(len(answers)))
     assert await reader.readuntil(b"\n") == long + b"\n"
+    assert ended == []
     try:
         await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as exc:
@@ -55,6 +63,21 @@ async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_
     else:
         raise AssertionError("the end of the stream was not reported")
     assert [_error(a)[0] for a in answers] == [-32600, -32600, -32700]
+    assert ended == [3]  # told once, after the last line was answered
+
+
+async def test_the_end_is_told_after_a_last_message_without_a_newline() -> None:
+    source = asyncio.StreamReader()
+    source.feed_data(b'{"jsonrpc": "2.0", "method": "m"}')
+    source.feed_eof()
+    ended: list[bool] = []
+    reader = GuardedReader(source, lambda _: None, on_end=lambda: ended.append(True))
+    with contextlib.suppress(asyncio.IncompleteReadError):
+        await reader.readuntil(b"\n")
+    assert ended == []  # the SDK takes the message first
+    with contextlib.suppress(asyncio.IncompleteReadError):
+        await reader.readuntil(b"\n")
+    assert ended == [True]
 
 
 async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
@@ -95,3 +118,17 @@ async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_cancel_request_is_left_out_and_what_follows_passes() -> None:
+    # Rein does not implement the optional $/cancel_request: the SDK took it
+    # for an unknown method and logged a traceback for each.
+    source = asyncio.StreamReader()
+    cancel = b'{"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 3}}\n'
+    text = b'{"jsonrpc": "2.0", "id": 4, "method": "m", "params": {"t": "$/cancel_request"}}\n'
+    source.feed_data(cancel + text)
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    assert await reader.readuntil(b"\n") == text
+    assert answers == []

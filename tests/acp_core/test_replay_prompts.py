@@ -74,12 +74,15 @@ def test_prompt_blocks_become_the_runs_text(tmp_path: Path) -> None:
         helpers.text_block("Explain this:"),
         helpers.resource_link_block("app.py", f"file://{tmp_path}/src/app.py"),
         helpers.resource_link_block("x", "https://example.com/spec"),
+        # A mention of lines, as Zed sends a selection it does not embed.
+        helpers.resource_link_block("app.py (10-20)", f"file://{tmp_path}/src/app.py#L10:20"),
         helpers.resource_block(
             helpers.embedded_text_resource(f"file://{tmp_path}/notes.md", "- a note")
         ),
     ]
     assert prompt_text(blocks, tmp_path) == (
         "Explain this:\n[file: src/app.py]\n[file: https://example.com/spec]\n"
+        "[file: src/app.py#L10:20]\n"
         f'<resource uri="file://{tmp_path}/notes.md">\n- a note\n</resource>'
     )
 

@@ -9,10 +9,12 @@ made on the first of them. The agent is also the
 (``capabilities`` from ``initialize``, ``conn``).
 
 - ``initialize``: protocol 1 (whatever the client asks), load session,
-  text + resource-link + embedded-text prompts, the session list; an
+  text + resource-link + embedded-text prompts, the session list and
+  ``session/close``; an
   ``env:<VAR>`` auth method when the model key is missing;
 - ``authenticate``: reads the environment again; ``-32000`` naming the
-  variable while the key is still missing.
+  variable while the key is still missing; a method id it does not offer
+  is InvalidParams naming ``methodId``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from acp.schema import (
     AuthenticateResponse,
     AuthMethodAgent,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -39,6 +42,7 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionListCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
@@ -59,6 +63,9 @@ if TYPE_CHECKING:
 __all__ = ["ReinAcpAgent"]
 
 log = logging.getLogger(__name__)
+
+#: Why the runs end when the client leaves.
+DISCONNECTED = "the client disconnected"
 
 
 class ReinAcpAgent:
@@ -119,10 +126,17 @@ class ReinAcpAgent:
             )
         return self._impl
 
+    def client_gone(self) -> None:
+        """The client's input ended: every run is aborted now, before the
+        requests still waiting on the client fail (a run would take such a
+        failure for a tool's result and call the model again)."""
+        if self._impl is not None:
+            self._impl.abort_all(DISCONNECTED)
+
     async def aclose(self) -> None:
         """The client left: abort every run (bounded) and let the hosts close."""
         if self._impl is not None:
-            await self._impl.aclose("the client disconnected")
+            await self._impl.aclose(DISCONNECTED)
 
     # ------------------------------------------------------------ initialize
 
@@ -157,13 +171,23 @@ class ReinAcpAgent:
                     image=False, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=mcp_available(), sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                ),
             ),
             agent_info=Implementation(name="rein", title="Rein", version=__version__),
             auth_methods=methods,
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        variable = self.config.model.resolved_api_key_env()
+        if not variable or method_id != f"env:{variable}":
+            offered = (
+                f"the one method is 'env:{variable}'" if variable else "the model needs no key"
+            )
+            raise errors.invalid_field(
+                "methodId", f"{method_id!r} is not a method rein acp offers ({offered})"
+            )
         missing = self.missing_key()
         if missing is not None:
             raise errors.auth_required(missing)
@@ -190,6 +214,10 @@ class ReinAcpAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         return await self.sessions.prompt(prompt, session_id)
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        await self.sessions.close_session(session_id)
+        return CloseSessionResponse()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         if self._impl is None:

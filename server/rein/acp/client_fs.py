@@ -163,6 +163,7 @@ class ClientFsWorkspace:
         full = self.disk.path_of(path)
         session_id = self._session_for("write")
         if session_id is None:
+            await self._refuse_under_unsaved_buffer(path, full)
             self._overlay.pop(path, None)
             return await self.disk.write_text(
                 path, text, expected_version=expected_version, expected_text=expected_text
@@ -280,6 +281,23 @@ class ClientFsWorkspace:
         log.debug("%s changed on disk since the client showed it; the disk is newer", path)
         del self._overlay[path]
         return None
+
+    async def _refuse_under_unsaved_buffer(self, path: str, full: Path) -> None:
+        """A client that shows its buffers (``fs.readTextFile``) but takes
+        no writes: a disk write under a buffer the person changed and did
+        not save would leave the two apart (and an edit made on the
+        buffer's text never matched the disk: it was retried until it gave
+        up), so it is refused, the reason said."""
+        known = self.text_of(path)
+        if known is None or self._session_for("read") is None:
+            return
+        if await anyio.to_thread.run_sync(_disk_text, full) == known:
+            return
+        raise ToolError(
+            f"{path} has unsaved changes in the editor, and the editor does not let Rein "
+            "write its buffers (it offers fs.readTextFile but not fs.writeTextFile); nothing "
+            "was written. Ask the person to save the file, then redo the change."
+        )
 
     # ------------------------------------------------------------ plumbing
 

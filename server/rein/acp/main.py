@@ -98,11 +98,19 @@ async def serve_acp(
                 output_stream, asyncio.StreamReader
             ):
                 # What is not a JSON object is answered, never handed to the SDK.
-                output_stream = GuardedReader(output_stream, input_stream.write)
-            # The SDK's Agent protocol also lists its unstable methods
-            # (session/fork, session/resume, session/close): Rein implements
-            # protocol version 1 only.
-            await run_agent(agent, input_stream, output_stream)  # type: ignore[arg-type]
+                output_stream = GuardedReader(
+                    output_stream, input_stream.write, on_end=agent.client_gone
+                )
+            # session/close is stable in ACP v1's later schema; this SDK
+            # still files it as unstable (its other unstable methods,
+            # session/fork and session/resume, Rein does not have: Method
+            # not found).
+            await run_agent(
+                agent,  # type: ignore[arg-type]
+                input_stream,
+                output_stream,
+                use_unstable_protocol=True,
+            )
         finally:
             with anyio.CancelScope(shield=True):
                 await agent.aclose()

@@ -2,7 +2,8 @@
 run's end becomes the prompt's stop reason.
 
 Text blocks are joined; a resource link becomes a ``[file: <path>]`` line
-(relative to the workspace when it is inside it, else the URI); an embedded
+(relative to the workspace when it is inside it, else the URI; a file
+URI's fragment kept, as ``[file: src/x.py#L10:20]``); an embedded
 text resource a ``<resource uri="...">`` block with its text. Images, audio
 and binary resources are refused, naming the block: ``initialize`` does not
 offer them.
@@ -38,10 +39,12 @@ def _link_text(uri: str, root: Path) -> str:
     parsed = urlparse(uri)
     if parsed.scheme in ("", "file"):
         path = Path(unquote(parsed.path))
+        # A mention of lines keeps them (Zed's ``#L10:20``).
+        lines = f"#{parsed.fragment}" if parsed.fragment else ""
         try:
-            return str(path.resolve().relative_to(root))
+            return f"{path.resolve().relative_to(root)}{lines}"
         except ValueError:
-            return str(path)
+            return f"{path}{lines}"
     return uri
 
 

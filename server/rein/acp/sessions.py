@@ -10,7 +10,10 @@ the result; the sessions are the ones ``rein serve`` and ``rein run`` build
   answers) / ``session/list`` (newest first, cursor pages);
 - ``session/prompt``: one run, ``current_session`` set around it; the stop
   reason from :func:`rein.acp.prompts.stop_reason`;
-- ``session/cancel``: aborts the run (its prompt answers ``cancelled``);
+- ``session/cancel``: aborts the run (its prompt answers ``cancelled``),
+  also one that has not started yet (:mod:`rein.acp.answering`);
+- ``session/close``: cancels, then the session leaves memory
+  (:mod:`rein.acp.closing`);
 - ``session/set_mode`` and ``session/set_config_option`` (mode, model);
 - ``_rein/steer`` and ``_rein/followUp``: steering and follow-ups, which
   ACP v1 lacks.
@@ -37,6 +40,7 @@ from acp.schema import (
 )
 
 from rein.acp import errors
+from rein.acp.answering import Answering
 from rein.acp.commands import available_commands, command_prompt, prompt_of
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
@@ -101,6 +105,10 @@ class AcpSessions:
             watch=watch,
         )
         self.live: dict[str, Live] = {}
+        #: The prompt being answered, per session id.
+        self.answering: dict[str, Answering] = {}
+        #: The sessions session/close is closing.
+        self.closing: set[str] = set()
         self._tg = tg
         #: The sessions told the sandbox cannot run here (once each).
         self._told_sandbox: set[str] = set()
@@ -217,7 +225,7 @@ class AcpSessions:
         host = await self.hosts.host(root)
         await self._add_client_mcp(host, mcp_servers)
         live = self.live.get(session_id)
-        if live is not None and live.session.busy:
+        if live is not None and self._busy(live):
             raise errors.busy(session_id)
         await self._check_folder(host, session_id, live)
         session = await host.manager.load(session_id)
@@ -275,8 +283,33 @@ class AcpSessions:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
         text = prompt_of(self.config, live.host.root, prompt).text
-        if live.session.busy or live.host.manager.in_use(session_id):
+        earlier = self.answering.get(session_id)
+        if earlier is not None and await earlier.cancelled_and_ended():
+            live = self._live(session_id)  # the cancelled prompt answered
+        if session_id in self.closing:
+            raise errors.unknown_session(session_id)
+        if self._busy(live):
             raise errors.busy(session_id)
+        # No await since the check: a session/cancel read after this
+        # prompt finds it being answered, whatever it waits on.
+        answering = self.answering[session_id] = Answering()
+        try:
+            return await self._answer(live, answering, text)
+        finally:
+            del self.answering[session_id]
+            answering.answered.set()
+
+    def _busy(self, live: Live) -> bool:
+        """A prompt of the session is being answered, or its run runs."""
+        session_id = live.session.id
+        return (
+            session_id in self.answering
+            or live.session.busy
+            or live.host.manager.in_use(session_id)
+        )
+
+    async def _answer(self, live: Live, answering: Answering, text: str) -> PromptResponse:
+        session_id = live.session.id
         if live.pending_mode is not None:
             live = await self._switch_mode(live, live.pending_mode)
         untitled = not live.session.title
@@ -287,12 +320,18 @@ class AcpSessions:
             # prompt as a rule; bounded by each analyzer's initialize.
             await live.host.analyzers_started()
             live.updates.say(helpers.update_agent_thought_text(f"{live.host.analyzers_line()}\n"))
+        if answering.cancel_asked is not None:
+            # Cancelled before its run started: nothing runs.
+            await live.updates.drain()
+            return PromptResponse(stop_reason="cancelled")
         token = current_session.set(session_id)
+        off = answering.abort_at_start(live.session)
         try:
             result = await live.host.manager.run_prompt(live.session, text)
         except BusyError as exc:
             raise errors.busy_now(session_id, exc) from exc
         finally:
+            off()
             current_session.reset(token)
         store = live.host.manager.store
         if untitled and store is not None:  # session/list shows it by its first prompt
@@ -324,8 +363,16 @@ class AcpSessions:
         if live is None:
             log.warning("session/cancel: no session %s", session_id)
             return
-        if not live.session.abort("cancelled by the client"):
+        answering = self.answering.get(session_id)
+        if answering is not None:  # also before its run started
+            answering.cancel_asked = "cancelled by the client"
+        if not live.session.abort("cancelled by the client") and answering is None:
             log.info("session/cancel: session %s is not running", session_id)
+
+    async def close_session(self, session_id: str) -> None:
+        from rein.acp.closing import close_session
+
+        await close_session(self, session_id)
 
     # ------------------------------------------------------------ modes, model
 
@@ -370,7 +417,7 @@ class AcpSessions:
                 field_name, f"{mode_id!r} is not one of: agent, plan, explain"
             )
         mode = cast(Mode, mode_id)  # one of MODE_IDS, checked above
-        if live.session.busy:
+        if self._busy(live):
             live.pending_mode = mode  # from the next prompt
         else:
             live = await self._switch_mode(live, mode)
@@ -465,14 +512,22 @@ class AcpSessions:
 
     # ------------------------------------------------------------ the end
 
+    def abort_all(self, reason: str) -> None:
+        """Abort every run, and every prompt whose run has not started."""
+        for answering in self.answering.values():
+            answering.cancel_asked = reason
+        for live in self.live.values():
+            live.session.abort(reason)
+
     async def aclose(self, reason: str) -> None:
         """Abort every run and wait for them (bounded), stop streaming, and
         let the hosts close (their task group's owner waits for that)."""
-        tasks = []
-        for live in self.live.values():
-            if live.session.busy and live.session.task is not None:
-                live.session.abort(reason)
-                tasks.append(live.session.task)
+        self.abort_all(reason)
+        tasks = [
+            live.session.task
+            for live in self.live.values()
+            if live.session.busy and live.session.task is not None
+        ]
         if tasks:
             await asyncio.wait(tasks, timeout=30)
         for live in self.live.values():

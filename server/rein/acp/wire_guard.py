@@ -9,14 +9,19 @@ stands between stdin and the SDK: a line that does not parse is answered
 with JSON-RPC's parse error (-32700), one that is JSON but not an object
 with the invalid-request error (-32600), both with a null id as JSON-RPC
 2.0 says, and so is an object whose id is not a string, a number or null,
-or whose method is not a string (with its id when that is valid). The SDK
-sees only such objects (and blank lines, which it skips).
+or whose method is not a string (with its id when that is valid), or that
+has neither a method nor a result or an error (the SDK took it for the
+answer to a request it never sent and dropped it, so the client heard
+nothing). The SDK sees only such objects (and blank lines, which it skips).
+A ``$/cancel_request`` notification (optional in ACP v1; Rein cancels
+prompts with ``session/cancel``) is left out, logged in one line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +29,9 @@ __all__ = ["GuardedReader", "problem_answer"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+CANCEL_REQUEST = "$/cancel_request"
+
+log = logging.getLogger(__name__)
 
 
 def problem_answer(line: bytes) -> bytes | None:
@@ -46,9 +54,30 @@ def problem_answer(line: bytes) -> bytes | None:
             return _error(
                 message.get("id"), INVALID_REQUEST, "Invalid Request: a method is a string"
             )
+        elif not {"method", "result", "error"} & message.keys():
+            return _error(
+                message.get("id"),
+                INVALID_REQUEST,
+                "Invalid Request: a message has a method (a request or a notification) "
+                "or a result or an error (a response)",
+            )
         else:
             return None
     return _error(None, code, why)
+
+
+def _ignored(line: bytes) -> bool:
+    """``$/cancel_request``, the protocol's optional cancel of one request,
+    which Rein does not implement (``session/cancel`` cancels a prompt): left
+    out with a line in the log (the SDK took it for an unknown method and
+    logged a traceback)."""
+    if CANCEL_REQUEST.encode() not in line:
+        return False
+    message = json.loads(line)
+    if message.get("method") != CANCEL_REQUEST or "id" in message:
+        return False
+    log.info("ignored %s %s (use session/cancel)", CANCEL_REQUEST, message.get("params"))
+    return True
 
 
 def _valid_id(value: object) -> bool:
@@ -64,12 +93,21 @@ class GuardedReader(asyncio.StreamReader):
     """``source`` as the SDK's transport reads it (``readuntil`` a newline,
     ``readexactly`` the rest of a long line), with every line that is not
     a JSON object answered through ``answer`` and left out. A line longer
-    than the stream's limit is read whole here before it is checked."""
+    than the stream's limit is read whole here before it is checked.
+    ``on_end`` is called when the input ends, before the SDK is told (and
+    fails the requests still waiting on the client)."""
 
-    def __init__(self, source: asyncio.StreamReader, answer: Callable[[bytes], None]) -> None:
+    def __init__(
+        self,
+        source: asyncio.StreamReader,
+        answer: Callable[[bytes], None],
+        on_end: Callable[[], None] = lambda: None,
+    ) -> None:
         super().__init__()
         self._source = source
         self._answer = answer
+        #: Called once the input has ended, before the SDK hears of it.
+        self._on_end = on_end
 
     # ``separator``: typeshed's private buffer protocol; the SDK passes b"\n".
     async def readuntil(self, separator: Any = b"\n") -> bytes:
@@ -78,11 +116,15 @@ class GuardedReader(asyncio.StreamReader):
                 line = await self._whole_line(separator)
             except asyncio.IncompleteReadError as exc:  # the last line, without its newline
                 reply = problem_answer(exc.partial)
-                if reply is None:
-                    raise
-                self._answer(reply)
+                if reply is not None:
+                    self._answer(reply)
+                if exc.partial and reply is None:
+                    raise  # the SDK takes the last message; the end comes next
+                self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
             reply = problem_answer(line)
+            if reply is None and _ignored(line):
+                continue
             if reply is None:
                 return line
             self._answer(reply)

@@ -1,0 +1,65 @@
+"""``session/close`` (optional in ACP v1, advertised as
+``sessionCapabilities.close``): the editor closed a session's thread.
+
+As ``session/cancel`` first (the prompt being answered answers
+``cancelled``, waited for within
+:data:`~rein.acp.answering.CANCELLED_END_WAIT_S`), then the session leaves
+this process: its stream stops, its SessionEnd hooks run (reason
+``other``) and it leaves memory; a stored one stays in the store, so
+``session/load`` opens it again. Meanwhile a prompt of it is refused as of
+an unknown session. An isolated session is refused (it ends with
+``_rein/applyIsolated``); an unknown one is -32002.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+from acp import RequestError
+
+from rein.acp import errors
+from rein.acp.answering import CANCELLED_END_WAIT_S
+from rein.session.ending import end_sessions
+
+if TYPE_CHECKING:
+    from rein.acp.sessions import AcpSessions
+
+__all__ = ["CLOSED", "close_session"]
+
+#: Why the session's run ends.
+CLOSED = "the session was closed"
+
+
+async def close_session(sessions: AcpSessions, session_id: str) -> None:
+    live = sessions.live.get(session_id)
+    if live is None or session_id in sessions.closing:
+        raise errors.unknown_session(session_id)
+    if sessions.isolation is not None and session_id in sessions.isolation.records:
+        raise errors.invalid_field(
+            "sessionId",
+            "an isolated session ends with _rein/applyIsolated (keep, branch or discard)",
+        )
+    sessions.closing.add(session_id)
+    try:
+        answering = sessions.answering.get(session_id)
+        if answering is not None:
+            answering.cancel_asked = CLOSED
+        live.session.abort(CLOSED)
+        if answering is not None:
+            with anyio.move_on_after(CANCELLED_END_WAIT_S):
+                await answering.answered.wait()
+        if session_id in sessions.answering or live.session.busy:
+            raise RequestError(
+                -32603,
+                f"session {session_id} was not closed: its run did not end within "
+                f"{CANCELLED_END_WAIT_S:g} s of the abort",
+                {"sessionId": session_id},
+            )
+        live.unsubscribe()
+        live.updates.close()
+        del sessions.live[session_id]
+        await end_sessions([live.session], "other")
+        live.host.manager.discard(live.session)
+    finally:
+        sessions.closing.discard(session_id)
