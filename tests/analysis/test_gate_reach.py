@@ -122,3 +122,43 @@ async def test_past_the_closure_bound_the_verdict_waits_for_the_workspace_and_sa
     assert "waited for the whole-workspace analysis: the change can reach 3 files" in (
         outcome.detail
     )
+
+
+class _OpenFilesOnly(_Reaching):
+    """A workspace past ``workspaceMaxFiles``: only the files opened are
+    analysed (opening a file opens its ``importers``); never cold."""
+
+    def analyses_open_files_only(self) -> bool:
+        return True
+
+    async def open_with_importers(self, paths: Sequence[str]) -> Sequence[str]:
+        return [p for p in await self.ensure_open(paths) if p not in paths]
+
+
+async def test_with_open_files_only_a_break_past_the_opened_importers_blocks() -> None:
+    """Old: only a.py and its direct importer b.py were opened and judged:
+    the verdict passed with c.py broken. Now c.py, which the change can
+    reach, is opened and judged as it is and as it was."""
+    workspace = TrackedWorkspace(FakeWorkspace(dict(CHAIN)), MutationLog())
+    source = _OpenFilesOnly([OLD])
+    source.file_by_file = True
+    source.workspace_analysed.set()
+    source.importers = {"pkg/a.py": ["pkg/b.py"], "pkg/b.py": ["pkg/c.py"]}
+    source.texts_now = lambda: workspace.inner.files  # type: ignore[attr-defined]
+    gate = AnalyzerGate(source)
+    gates = GatePipeline([gate])
+
+    async def before_change(paths: tuple[str, ...]) -> None:
+        await gates.before_change(paths, workspace)
+
+    workspace.before_change(before_change)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await workspace.write_text("pkg/a.py", A.replace("int", "str"))
+    source.diagnostics = [OLD, BROKEN_C]
+    source.counterfactual = [OLD]
+    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    outcome = await asyncio.wait_for(gate.check(ctx), 5)
+    assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/c.py", 2)], outcome.detail
+    assert "judged on the 3 files the change can reach" in outcome.detail
+    assert "pkg/d.py" not in source.opened

@@ -67,21 +67,22 @@ from rein.analysis.cold_start import (
     verdict_snapshot,
 )
 from rein.analysis.command_ahead import BaselineAhead, baseline_ahead
-from rein.analysis.command_baselines import baselines_after_the_fact
+from rein.analysis.command_baselines import baseline_command_changes
 from rein.analysis.earlier_changes import before_earlier_changes
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.outcome import Judging, outcome_of
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach import check_more_importers
-from rein.analysis.reach_verdict import ReachJudging, judge_reach, with_fallback
-from rein.analysis.restored import RESTORED, all_restored
-from rein.analysis.run_texts import (
-    analysed,
-    before_and_now,
-    exists,
-    reader,
+from rein.analysis.reach_verdict import (
+    ReachJudging,
+    judge_reach,
+    not_reached,
+    open_files_only,
+    with_fallback,
 )
+from rein.analysis.restored import RESTORED, all_restored
+from rein.analysis.run_texts import analysed, before_and_now, exists, reader
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -398,26 +399,6 @@ class AnalyzerGate:
             self._baseline_paths, self._baseline_grouped = grouped, self.baseline
         return self._baseline_paths.get(path, ())
 
-    async def _baseline_command_changes(self, ctx: GateContext) -> None:
-        """Changed files with no baseline (a command changed them: nobody
-        announced it) get one from their text before the change, with their
-        importers (:mod:`rein.analysis.command_baselines`)."""
-        touched = analysed(self.diagnostics, ctx.touched)
-        if all(p in self.files for p in touched):
-            return
-        files, late, unknown = await baselines_after_the_fact(
-            self.diagnostics,
-            touched,
-            self.files,
-            self.late,
-            reader(ctx.workspace),
-            self.settle_timeout_s,
-            self._texts_before,
-        )
-        self.files.update(files)
-        self.late.update(late)
-        self._unbaselined.update(unknown)  # not checked, never blocking as new
-
     async def check(self, ctx: GateContext) -> GateOutcome:
         await self._ahead.ready(self._progress)
         installed = self._installed or bool(self.dependencies and self.dependencies.installed())
@@ -460,7 +441,12 @@ class AnalyzerGate:
         # Not cold, or a command's change not baselined file by file (it
         # created or deleted a file): judged on the whole workspace.
         await self.baseline_ready()
-        return with_fallback(await self._judge(ctx, None), why)
+        verdict = with_fallback(await self._judge(ctx, None), why)
+        if verdict.blockers or (opened := open_files_only(self.diagnostics)) is None:
+            return verdict
+        # Open files only: what the change can reach past the importers opened.
+        reached = await self._judge_reach(ctx, opened, verdict)
+        return reached if isinstance(reached, GateOutcome) else not_reached(verdict, reached)
 
     async def _judge_reach(
         self, ctx: GateContext, cold: FileByFileDiagnostics, partial: GateOutcome
@@ -483,7 +469,17 @@ class AnalyzerGate:
         """The verdict on the changes: on the changed files and their
         importers asked file by file (``cold``), else on the whole workspace."""
         self._unvalidated = True
-        await self._baseline_command_changes(ctx)
+        # Changed files with no baseline (a command changed them) get one.
+        await baseline_command_changes(
+            self.diagnostics,
+            analysed(self.diagnostics, ctx.touched),
+            self.files,
+            self.late,
+            self._unbaselined,
+            reader(ctx.workspace),
+            self.settle_timeout_s,
+            self._texts_before,
+        )
         unbaselined = await self._check_more_importers(ctx)
         unsure = await self._baseline_before_the_run(ctx) if cold is None else []
         if cold is None and self.baseline is not None:

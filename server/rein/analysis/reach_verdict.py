@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 
 from rein.analysis.baselines import FileBaseline
-from rein.analysis.closure import reach_of
+from rein.analysis.closure import OpenFilesOnly, reach_of
 from rein.analysis.cold_start import PARTIAL, owed_baselines
 from rein.analysis.run_texts import analysed, reader, users_of_created
 from rein.harness.gating.gate_types import (
@@ -59,6 +59,8 @@ __all__ = [
     "ReachJudging",
     "judge_reach",
     "judged_to_reach",
+    "not_reached",
+    "open_files_only",
     "reach_file_by_file",
     "with_fallback",
 ]
@@ -192,6 +194,27 @@ def judged_to_reach(outcome: GateOutcome, files: int) -> GateOutcome:
     if reached not in detail:
         detail = f"{detail}; {reached}"
     return replace(outcome, detail=detail)
+
+
+def open_files_only(source: DiagnosticsSource) -> FileByFileDiagnostics | None:
+    """``source``, when its analyzers check only the files opened for the
+    changes and it can be asked file by file: a verdict's files past the
+    importers opened are nobody's unless :func:`judge_reach` asks them."""
+    if (
+        isinstance(source, OpenFilesOnly)
+        and source.analyses_open_files_only()
+        and isinstance(source, FileByFileDiagnostics)
+        and source.answers_per_file()
+    ):
+        return source
+    return None
+
+
+def not_reached(outcome: GateOutcome, why: str) -> GateOutcome:
+    """``outcome`` (open files only, without blockers) saying the files the
+    change can reach past the importers opened were not checked, and why."""
+    note = f"files the change can reach past the importers opened were not checked: {why}"
+    return replace(outcome, detail=f"{outcome.detail}; {note}")
 
 
 def with_fallback(outcome: GateOutcome, why: str | None) -> GateOutcome:
