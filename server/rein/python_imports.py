@@ -25,6 +25,7 @@ __all__ = ["import_names", "imported_modules", "module_name"]
 
 _FROM = re.compile(r"^\s*from\s+(\.*[\w.]*)\s+import\s+(.*)$")
 _IMPORT = re.compile(r"^\s*import\s+(.+)$")
+_INLINE = re.compile(r"[:;]\s*((?:import|from)\s.*)$")
 
 
 def module_name(path: str) -> str | None:
@@ -52,18 +53,26 @@ def _package_of(path: str) -> list[str]:
 
 
 def _statements(text: str) -> Iterable[str]:
-    """Import statements, with parenthesised and backslash continuations joined."""
+    """Import statements, with parenthesised and backslash continuations
+    joined; one after a compound statement's colon or a semicolon on the
+    same line too (``try: import x``, ``if TYPE_CHECKING: from a import b``,
+    ``x = 1; import y``)."""
     lines = iter(text.splitlines())
     for line in lines:
-        if "import" not in line or not line.lstrip().startswith(("import ", "from ")):
+        if "import" not in line:
             continue
         statement = line.split("#", 1)[0]
+        if not statement.lstrip().startswith(("import ", "from ")):
+            inline = _INLINE.search(statement)
+            if inline is None:
+                continue
+            statement = inline.group(1)
         while statement.rstrip().endswith("\\") or ("(" in statement and ")" not in statement):
             more = next(lines, None)
             if more is None:
                 break
             statement = statement.rstrip().rstrip("\\") + " " + more.split("#", 1)[0]
-        yield statement
+        yield from statement.split(";")
 
 
 def import_names(path: str, text: str) -> set[tuple[str, str | None, str | None]]:

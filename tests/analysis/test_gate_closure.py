@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+import pytest
+
+from rein.analysis import reach_verdict
 from rein.analysis.gate import AnalyzerGate
 from rein.disk.importers import ImportIndex
 from rein.harness.gating.gates import GateContext, GatePipeline
@@ -48,10 +51,15 @@ async def _world() -> tuple[TrackedWorkspace, _Reaching, AnalyzerGate]:
     return workspace, source, gate
 
 
-async def test_a_transitive_break_is_caught_and_files_out_of_reach_are_not_asked() -> None:
+async def test_a_transitive_break_is_caught_and_files_out_of_reach_are_not_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """a.py's ``helper`` returns str now: c.py's use breaks (through b.py's
     re-export), caught as before; d.py's old error is out of reach: not
-    asked about the workspace before the run (old: it was, with c.py)."""
+    asked about the workspace before the run (old: it was, with c.py). The
+    closure's bound is set below its size: the verdict is the whole
+    workspace's (within it, :mod:`tests.analysis.test_gate_reach`)."""
+    monkeypatch.setattr(reach_verdict, "CLOSURE_BOUND", 2)
     workspace, source, gate = await _world()
     await workspace.write_text("pkg/a.py", A.replace("int", "str"))
     source.diagnostics = [OLD, TRANSITIVE]

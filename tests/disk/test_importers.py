@@ -304,3 +304,31 @@ def test_the_closure_is_every_transitive_importer_through_packages_and_star_impo
     assert idx.closure(["pkg/a.py"]) == set(files) - {"pkg/sub/__init__.py", "app/g.py"}
     assert idx.closure(["pkg/sub/__init__.py"]) == {"pkg/sub/__init__.py", "app/f.py"}
     assert idx.closure(["app/g.py"]) == {"app/g.py"}
+
+
+def test_the_closure_follows_what_a_line_scan_could_miss() -> None:
+    """The cold gate passes a change on its closure alone (issue 32 item 7):
+    imports on one line with a compound statement or after a semicolon, a
+    stub, a module created where a name was met before, a deleted module's
+    importers, and a module met by its name from the importer's own folder
+    all reach their importers."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "def f() -> int:\n    return 1\n",
+        "pkg/a.pyi": "def f() -> int: ...\n",
+        "pkg/try_.py": "try: from pkg.a import f\nexcept ImportError: f = None\n",
+        "pkg/typed.py": "if TYPE_CHECKING: import pkg.a\n",
+        "pkg/semi.py": "x = 1; from pkg import a\n",
+        "pkg/uses_json.py": "import json\n",
+        "pkg/gone_user.py": "from pkg.gone import g\n",
+        "pkg/none.py": "s = 'key: imported later'\n",
+    }
+    idx = ImportIndex(files, files.get)
+    users = {"pkg/try_.py", "pkg/typed.py", "pkg/semi.py"}
+    assert idx.closure(["pkg/a.py"]) == {"pkg/a.py", *users}
+    assert idx.closure(["pkg/a.pyi"]) == {"pkg/a.pyi", *users}
+    # Created by the run: pkg/json.py is what pkg/uses_json.py's import meets now.
+    assert idx.closure(["pkg/json.py"]) == {"pkg/json.py", "pkg/uses_json.py"}
+    # Deleted by the run (no longer a file): its importers' imports break.
+    assert idx.closure(["pkg/gone.py"]) == {"pkg/gone.py", "pkg/gone_user.py"}
+    assert imported_modules("pkg/semi.py", files["pkg/semi.py"]) == {"pkg", "pkg.a"}

@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from rein.harness.ports import DiagnosticsSource
 
-__all__ = ["ImporterClosure", "outside_note", "reach_of"]
+__all__ = ["ImporterClosure", "OpenFilesOnly", "outside_note", "reach_of"]
 
 
 @runtime_checkable
@@ -26,6 +26,16 @@ class ImporterClosure(Protocol):
     async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
         """``paths`` and every file whose analysis may depend on them; None
         when that cannot be known (a changed file is no source it scans)."""
+        ...
+
+
+@runtime_checkable
+class OpenFilesOnly(Protocol):
+    """A source whose analyzers may check only the files opened for the
+    changes (a workspace past ``gates.analyzer.workspaceMaxFiles``)."""
+
+    def analyses_open_files_only(self) -> bool:
+        """Whether they do: a file nobody opened is analysed by nobody."""
         ...
 
 

@@ -56,10 +56,13 @@ import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import FileBaseline
+from rein.analysis.closure import reach_of
 from rein.analysis.command_baselines import with_tools_changes
+from rein.analysis.run_texts import users_of_created
 from rein.harness.gating.gate_types import (
     FileByFileCounterfactual,
     FileByFileDiagnostics,
+    GateContext,
     GateOutcome,
     ProgressReporter,
 )
@@ -77,6 +80,7 @@ __all__ = [
     "before_the_run",
     "changed_files_first",
     "cold_source",
+    "corrected_baseline",
     "file_baseline",
     "gone_files",
     "importers_later",
@@ -286,6 +290,34 @@ async def before_the_run(
         source, snapshot, inside, texts, timeout_s, unshowable
     )
     return {**outside, **found}, unknown
+
+
+async def corrected_baseline(
+    source: DiagnosticsSource,
+    snapshot: DiagnosticsSnapshot,
+    baselined: Collection[str],
+    texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
+    ctx: GateContext,
+    files: Mapping[str, FileBaseline],
+    threshold: int,
+    timeout_s: float,
+) -> tuple[dict[str, tuple[Diagnostic, ...]], list[str], list[str]]:
+    """:func:`before_the_run` for the run-start snapshot taken after a cold
+    change, narrowed to what the changes can reach: the baselines had, the
+    files among them out of reach (judged pre-existing as they are), and
+    the files whose baseline is not known yet."""
+    found, unknown = await before_the_run(
+        source,
+        snapshot,
+        baselined,
+        texts,
+        threshold,
+        timeout_s,
+        lambda paths: users_of_created(ctx.touched, files, ctx.workspace, paths),
+        reach := await reach_of(source, ctx.touched),
+    )
+    outside = sorted(p for p in found if reach is not None and p not in reach)
+    return found, outside, unknown
 
 
 async def _as_before_the_run(

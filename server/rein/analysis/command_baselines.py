@@ -46,7 +46,13 @@ from rein.harness.ports import (
     SettlingDiagnostics,
 )
 
-__all__ = ["MAX_NEAR_PAIRS", "RENAME_SIMILARITY", "baselines_after_the_fact", "renamed_by_content"]
+__all__ = [
+    "MAX_NEAR_PAIRS",
+    "RENAME_SIMILARITY",
+    "baseline_command_changes",
+    "baselines_after_the_fact",
+    "renamed_by_content",
+]
 
 #: A created file whose lines match a deleted file's this much (difflib's
 #: ratio) was renamed from it.
@@ -54,6 +60,31 @@ RENAME_SIMILARITY = 0.9
 #: At most this many pairs of created and deleted files are compared for
 #: a near-same text.
 MAX_NEAR_PAIRS = 2_000
+
+
+async def baseline_command_changes(
+    source: DiagnosticsSource,
+    touched: Collection[str],
+    files: dict[str, FileBaseline],
+    late: dict[str, tuple[Diagnostic, ...]],
+    unbaselined: set[str],
+    now: Callable[[str], Awaitable[str | None]],
+    timeout_s: float,
+    texts_before: Callable[[str], str | None] | None,
+) -> None:
+    """Changed files in ``touched`` with no baseline in ``files`` (a command
+    changed them: nobody announced it) get one from their text before the
+    change (:func:`baselines_after_the_fact`), their importers join
+    ``late``, and the importers whose baseline was not had ``unbaselined``
+    (not checked, never blocking as new)."""
+    if all(p in files for p in touched):
+        return
+    found, importers, unknown = await baselines_after_the_fact(
+        source, touched, files, late, now, timeout_s, texts_before
+    )
+    files.update(found)
+    late.update(importers)
+    unbaselined.update(unknown)
 
 
 async def baselines_after_the_fact(

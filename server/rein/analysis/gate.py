@@ -12,14 +12,10 @@ and never pass blind.
   (:mod:`rein.analysis.earlier_changes`).
 * A change that comes while that snapshot is still being taken, from a
   source that can be asked file by file, does not wait for it: the file and
-  its importers are baselined and judged file by file, and the verdict says
-  it is partial; the snapshot, taken after that change, gets its files'
-  baseline from before the run (:mod:`rein.analysis.cold_start`). A cold
-  write's importers are baselined only by a verdict that needs them (one
-  that blocks on the written file's own errors says which it did not
-  check). A partial verdict that finds no blocker waits for that snapshot
-  (bounded, reported) and judges with it: never a pass on the direct
-  importers alone.
+  its importers are judged file by file (:mod:`rein.analysis.cold_start`);
+  one that finds no blocker is completed over the rest of what the change
+  can reach (:mod:`rein.analysis.reach_verdict`), else waits for that
+  snapshot: never a pass on the direct importers alone.
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.blocking`, :mod:`rein.analysis.baselines`).
@@ -59,33 +55,34 @@ from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
 from rein.analysis.baselines import FileBaseline, carried
-from rein.analysis.closure import outside_note, reach_of
+from rein.analysis.closure import outside_note
 from rein.analysis.cold_commands import command_baselines, texts_before_a_command
 from rein.analysis.cold_start import (
-    before_the_run,
     changed_files_first,
     cold_source,
+    corrected_baseline,
     importers_later,
     not_past_the_importers,
     taken_in_time,
     verdict_snapshot,
 )
 from rein.analysis.command_ahead import BaselineAhead, baseline_ahead
-from rein.analysis.command_baselines import baselines_after_the_fact
+from rein.analysis.command_baselines import baseline_command_changes
 from rein.analysis.earlier_changes import before_earlier_changes
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.outcome import Judging, outcome_of
 from rein.analysis.owed_importers import OwedImporters
-from rein.analysis.reach import open_more_importers
-from rein.analysis.restored import RESTORED, all_restored
-from rein.analysis.run_texts import (
-    analysed,
-    before_and_now,
-    exists,
-    reader,
-    users_of_created,
+from rein.analysis.reach import check_more_importers
+from rein.analysis.reach_verdict import (
+    ReachJudging,
+    judge_reach,
+    not_reached,
+    open_files_only,
+    with_fallback,
 )
+from rein.analysis.restored import RESTORED, all_restored
+from rein.analysis.run_texts import analysed, before_and_now, exists, reader
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -402,26 +399,6 @@ class AnalyzerGate:
             self._baseline_paths, self._baseline_grouped = grouped, self.baseline
         return self._baseline_paths.get(path, ())
 
-    async def _baseline_command_changes(self, ctx: GateContext) -> None:
-        """Changed files with no baseline (a command changed them: nobody
-        announced it) get one from their text before the change, with their
-        importers (:mod:`rein.analysis.command_baselines`)."""
-        touched = analysed(self.diagnostics, ctx.touched)
-        if all(p in self.files for p in touched):
-            return
-        files, late, unknown = await baselines_after_the_fact(
-            self.diagnostics,
-            touched,
-            self.files,
-            self.late,
-            reader(ctx.workspace),
-            self.settle_timeout_s,
-            self._texts_before,
-        )
-        self.files.update(files)
-        self.late.update(late)
-        self._unbaselined.update(unknown)  # not checked, never blocking as new
-
     async def check(self, ctx: GateContext) -> GateOutcome:
         await self._ahead.ready(self._progress)
         installed = self._installed or bool(self.dependencies and self.dependencies.installed())
@@ -449,24 +426,60 @@ class AnalyzerGate:
             if found is not None:
                 self.files.update(found[0])
                 self.late.update(found[1])
+        why: str | None = None
         if cold is not None and all(p in self.files for p in touched):
             partial = await self._judge(ctx, cold)
             if partial.blockers:
                 return partial  # repaired first; the workspace snapshot serves later verdicts
-            # Never a pass without looking: the changes' breakage past their
-            # direct importers is known from the workspace snapshot only.
+            # Never a pass without looking past the direct importers.
+            reached = await self._judge_reach(ctx, cold, partial)
+            if isinstance(reached, GateOutcome):
+                return reached
+            why = reached
             if not await taken_in_time(self._snapshot.task, self.settle_timeout_s, self._progress):
-                return not_past_the_importers(partial, self.settle_timeout_s)
+                return with_fallback(not_past_the_importers(partial, self.settle_timeout_s), why)
         # Not cold, or a command's change not baselined file by file (it
         # created or deleted a file): judged on the whole workspace.
         await self.baseline_ready()
-        return await self._judge(ctx, None)
+        verdict = with_fallback(await self._judge(ctx, None), why)
+        if verdict.blockers or (opened := open_files_only(self.diagnostics)) is None:
+            return verdict
+        # Open files only: what the change can reach past the importers opened.
+        reached = await self._judge_reach(ctx, opened, verdict)
+        return reached if isinstance(reached, GateOutcome) else not_reached(verdict, reached)
+
+    async def _judge_reach(
+        self, ctx: GateContext, cold: FileByFileDiagnostics, partial: GateOutcome
+    ) -> GateOutcome | str:
+        """:func:`~rein.analysis.reach_verdict.judge_reach`, with ``_changing``
+        held (the analyzers may be shown the changed files as they were)."""
+        judged = {*ctx.touched, *self.late, *self._owed.paths, *self._unbaselined}
+        async with self._changing:
+            return await judge_reach(
+                ReachJudging(self.diagnostics, cold, self.files, self.late, self.threshold),
+                ctx,
+                partial,
+                judged,
+                lambda snap: self._outcome(ctx, snap, True, True, set(self._unbaselined), []),
+                self.settle_timeout_s,
+                self._progress,
+            )
 
     async def _judge(self, ctx: GateContext, cold: FileByFileDiagnostics | None) -> GateOutcome:
         """The verdict on the changes: on the changed files and their
         importers asked file by file (``cold``), else on the whole workspace."""
         self._unvalidated = True
-        await self._baseline_command_changes(ctx)
+        # Changed files with no baseline (a command changed them) get one.
+        await baseline_command_changes(
+            self.diagnostics,
+            analysed(self.diagnostics, ctx.touched),
+            self.files,
+            self.late,
+            self._unbaselined,
+            reader(ctx.workspace),
+            self.settle_timeout_s,
+            self._texts_before,
+        )
         unbaselined = await self._check_more_importers(ctx)
         unsure = await self._baseline_before_the_run(ctx) if cold is None else []
         if cold is None and self.baseline is not None:
@@ -547,19 +560,16 @@ class AnalyzerGate:
         whose baseline is not known yet (asked again at the next verdict)."""
         if not self._after_change or self.baseline is None:
             return []
-        baselined = {*self.files, *self.late, *self._before_run, *ctx.touched}
-        texts = await self._before_and_now(ctx)
-        found, unknown = await before_the_run(
+        found, self._outside, unknown = await corrected_baseline(
             self.diagnostics,
             self.baseline,
-            baselined,
-            texts,
+            {*self.files, *self.late, *self._before_run, *ctx.touched},
+            await self._before_and_now(ctx),
+            ctx,
+            self.files,
             self.threshold,
             self.settle_timeout_s,
-            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
-            reach := await reach_of(self.diagnostics, ctx.touched),
         )
-        self._outside = sorted(p for p in found if reach is not None and p not in reach)
         self._before_run.update(found)
         self._after_change = bool(unknown)
         return unknown
@@ -571,18 +581,14 @@ class AnalyzerGate:
 
     async def _check_more_importers(self, ctx: GateContext) -> set[str]:
         """The next batch of importers left past the source's bound
-        (:func:`~rein.analysis.reach.open_more_importers`). Returns the
+        (:func:`~rein.analysis.reach.check_more_importers`). Returns the
         opened importers whose baseline could not be taken: their errors are
         not judged (they stay not checked)."""
-        found = await open_more_importers(
+        return await check_more_importers(
             self.diagnostics,
             ctx.touched,
             lambda: self._before_and_now(ctx),
             self.settle_timeout_s,
+            self._unbaselined,
+            self.late,
         )
-        if found is None:
-            return set(self._unbaselined)
-        opened, late = found
-        self._unbaselined.update(p for p in opened if p not in late)
-        self.late.update(late)
-        return set(self._unbaselined)

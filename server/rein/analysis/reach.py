@@ -24,6 +24,7 @@ from rein.harness.ports import CounterfactualDiagnostics, Diagnostic, Diagnostic
 
 __all__ = [
     "CODE_EXTENSIONS",
+    "check_more_importers",
     "describe",
     "importers_not_checked",
     "not_analysed",
@@ -174,3 +175,23 @@ async def open_more_importers(
     if snap is None or snap.blind is not None or snap.stale:
         return opened, {}
     return opened, {p: tuple(d for d in snap.diagnostics if d.path == p) for p in opened}
+
+
+async def check_more_importers(
+    source: DiagnosticsSource,
+    touched: Collection[str],
+    before_and_now: Callable[[], Awaitable[tuple[Mapping[str, str], Mapping[str, str]] | None]],
+    timeout_s: float,
+    unbaselined: set[str],
+    late: dict[str, tuple[Diagnostic, ...]],
+) -> set[str]:
+    """:func:`open_more_importers`, its baselines joining ``late`` and the
+    importers opened without one ``unbaselined`` (not judged: they stay not
+    checked). Returns ``unbaselined`` now."""
+    found = await open_more_importers(source, touched, before_and_now, timeout_s)
+    if found is None:
+        return set(unbaselined)
+    opened, had = found
+    unbaselined.update(p for p in opened if p not in had)
+    late.update(had)
+    return set(unbaselined)

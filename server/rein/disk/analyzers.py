@@ -470,6 +470,7 @@ class AnalyzerPool:
     answers_per_file = file_checks.answers_per_file
     open_with_importers = file_checks.open_with_importers
     importer_closure = file_checks.importer_closure
+    analyses_open_files_only = file_checks.analyses_open_files_only
     snapshot_files = file_checks.snapshot_files
     read_texts = file_checks.read_texts
     snapshot_files_with = file_checks.snapshot_files_with

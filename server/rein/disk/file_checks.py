@@ -111,6 +111,7 @@ class AnalyzerPool(Protocol):
     cold_imports: ImportIndex | None
     existing: set[str]
     texts: TextMemory | None
+    large: bool
     requested: list[str]
     max_importers: int
     shown_earlier: EarlierTexts
@@ -175,6 +176,12 @@ async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[
             if analyzer.alive and analyzer.owns(target) and target not in analyzer.versions:
                 analyzer.open(target)
     return importers
+
+
+def analyses_open_files_only(pool: AnalyzerPool) -> bool:
+    """The workspace is past ``workspace_max_files``: basedpyright checks
+    the open files only (:class:`~rein.analysis.closure.OpenFilesOnly`)."""
+    return pool.large
 
 
 async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str] | None:
