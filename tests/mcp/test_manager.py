@@ -67,6 +67,7 @@ async def test_one_server_lists_calls_errors_images_and_goes_on_after_a_hang(
     assert names == [
         "crash",
         "echo",
+        "env",
         "fail",
         "garble",
         "grow",
