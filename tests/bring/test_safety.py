@@ -117,6 +117,9 @@ def test_an_agents_disallowed_tools_are_never_its_own(tmp_path: Path) -> None:
                 "---\nname: reviewer\ndescription: d\n"
                 "disallowedTools: Write, Edit, Bash, mcp__db, mcp__gh__push\n---\nb\n"
             ),
+            ".claude/agents/notebooks.md": (
+                "---\nname: notebooks\ndescription: d\ndisallowedTools: NotebookEdit\n---\nb\n"
+            ),
             ".claude/agents/reader.md": (
                 "---\nname: reader\ndescription: d\ntools: [Read, Grep, Bash]\n"
                 "disallowedTools: [Bash]\n---\nb\n"
@@ -127,14 +130,16 @@ def test_an_agents_disallowed_tools_are_never_its_own(tmp_path: Path) -> None:
         },
     )
     offered = [
-        "read_file", "grep", "edit_file", "write_file", "run_command", "task",
-        "mcp__db__query", "mcp__gh__push", "mcp__gh__list",
+        "read_file", "grep", "edit_file", "write_file", "delete_file", "move_file",
+        "run_command", "task", "mcp__db__query", "mcp__gh__push", "mcp__gh__list",
     ]  # fmt: skip
     config = load_config({"setup": {"userFolders": False}})
     kinds = {k.name: kind_tools(k, offered) for k in agent_kinds(config, root, offered, None)}
     assert kinds == {
         "reviewer": ["read_file", "grep", "task", "mcp__gh__list"],
         "reader": ["read_file", "grep"],
+        # Every file-changing tool, delete_file and move_file too.
+        "notebooks": ["read_file", "grep", "run_command", "task", *offered[-3:]],
     }
     [invalid] = discover_agents(root).invalid
     assert (invalid.path, invalid.reason) == (
