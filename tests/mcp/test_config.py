@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from rein.config import ReinConfig
@@ -691,3 +692,29 @@ async def test_the_trust_question_names_the_variables_and_a_changed_header_asks_
     detail = trust_request(parse_entry(raw, tmp_path))["detail"]
     assert "It is given your environment variables REIN_T_GH_TOKEN." in detail
     assert "gh-token" not in detail
+
+
+@pytest.mark.anyio
+async def test_listings_show_the_command_line_as_written_never_a_value_put_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defect: rein mcp list (text and --json) and rein doctor printed the
+    # substituted command line: a DSN, an AWS key (names that do not look
+    # secret, so never redacted) in clear.
+    import io
+
+    from rein.headless.mcp_list import _print_text, listing_json
+    from rein.headless.setup_view import setup_view
+
+    monkeypatch.setenv("REIN_T_DSN", "postgres://u:hunter2@h/db")
+    mine = {"db": {"command": "echo", "args": ["--dsn=${env:REIN_T_DSN}"]}}
+    config = ReinConfig.model_validate({"mcp": {"servers": mine}, "setup": {"userFolders": False}})
+    result = await _load(tmp_path, config)
+    [db] = result.servers
+    assert db.args == ("--dsn=postgres://u:hunter2@h/db",)  # the server gets it
+    out = io.StringIO()
+    _print_text(result, {}, out)
+    assert out.getvalue() == "db  [settings, stdio]  echo '--dsn=${env:REIN_T_DSN}'\n"
+    assert listing_json(result, {})["servers"][0]["commandLine"] == "echo '--dsn=${env:REIN_T_DSN}'"
+    doctor = await anyio.to_thread.run_sync(setup_view, tmp_path, config, tmp_path / "storage")
+    assert "hunter2" not in repr(doctor) and "--dsn=${env:REIN_T_DSN}" in repr(doctor)

@@ -194,7 +194,8 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
         except _Unresolved as exc:
             out.skipped.append(Skipped(name, entry.source, f"{entry.where}: {exc}"))
             continue
-        out.servers.append(replace(final, trusted=True))
+        written = _substitute_plain(spec, root).command_line()
+        out.servers.append(replace(final, trusted=True, written=written))
     return out
 
 
