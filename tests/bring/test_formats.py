@@ -393,3 +393,46 @@ def test_a_skill_path_that_is_not_a_folder_is_said(tmp_path: Path) -> None:
     assert [i.line() for i in found.invalid] == [
         "skill tools/skils is not used: setup.skillPaths names it, but it is not a folder"
     ]
+
+
+async def test_a_skill_only_the_person_starts_is_refused_until_they_start_it(
+    tmp_path: Path,
+) -> None:
+    # Defect: disable-model-invocation hid the skill from the list, but
+    # skill(name="deploy") still loaded it for the model.
+    from rein.harness.messages import ToolCall, ToolResultMessage
+    from rein.session import SessionSpec
+    from rein.session.builder import build_session
+    from tests.fakes.models import FunctionModel, assistant
+    from tests.fakes.session import fake_session_ports
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/skills/deploy/SKILL.md": (
+                "---\nname: deploy\ndescription: Deploys.\ndisable-model-invocation: true\n"
+                "---\nRun scripts/go.sh --prod.\n"
+            )
+        },
+    )
+    config = load_config({"setup": {"userFolders": False}})
+
+    def reply(request: object) -> object:
+        messages = request.messages  # type: ignore[attr-defined]
+        if isinstance(messages[-1], ToolResultMessage):
+            return assistant("done")
+        skill = ToolCall(id=f"c{len(messages)}", name="skill", arguments={"name": "deploy"})
+        return assistant("", skill)
+
+    model = FunctionModel(reply)
+    session = build_session(config, fake_session_ports(root, model), SessionSpec())
+
+    def results() -> list[ToolResultMessage]:
+        return [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+
+    await session.run(lambda: session.agent.prompt("deploy it"))
+    [refused] = results()
+    assert refused.is_error and "started only by the person, with /deploy" in refused.content
+    await session.run(lambda: session.agent.prompt(prompted(config, root, "/deploy").text))
+    assert results()[-1].content.startswith("# Skill: deploy\n\nRun scripts/go.sh --prod.")
