@@ -53,7 +53,7 @@ def test_setup_files_are_not_read_through_links_out_or_to_protected_files(
     os.symlink(secret, home / ".claude" / "commands" / "leak.md")
 
     found = discover_commands(root, home)
-    assert found.names() == ["ok", "mine"]
+    assert found.names() == ["mine", "ok"]  # yours first
     reasons = {i.path: i.reason for i in found.invalid}
     assert "symlink out of the workspace" in reasons[".claude/commands/review.md"]
     assert "protected file" in reasons[".claude/commands/env.md"]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from rein.bring.frontmatter import Document
-from rein.bring.setup_folders import Place, walk_setup_folders
+from rein.bring.setup_folders import Place, personal_first, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import ReinError
 from rein.tools.instruction_imports import mentions
@@ -127,15 +127,19 @@ class Invocation:
 def discover_commands(
     root: Path, home: Path | None = None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
 ) -> Found:
-    """Every command of the workspace ``root`` and of the user's ``home``
-    (None: none of the user's); a name found twice keeps its first file
-    (the workspace's), the other is reported."""
-    places = [
+    """Every command of the user's ``home`` (None: none of the user's) and
+    of the workspace ``root``; a name found twice keeps its first file (the
+    person's own: a workspace never takes their /name, as Claude Code's
+    personal skills and commands win over a project's), the other is
+    reported."""
+    user = []
+    if home is not None:
+        user.append(Place(home / ".claude" / "commands", "user", "**/*.md", "claude", MAX_FILES))
+    project = [
         Place(root / ".claude" / "commands", "project", "**/*.md", "claude", MAX_FILES),
         Place(root / ".github" / "prompts", "project", "*.prompt.md", "copilot", MAX_FILES),
     ]
-    if home is not None:
-        places.append(Place(home / ".claude" / "commands", "user", "**/*.md", "claude", MAX_FILES))
+    places = personal_first(user, project, root, home)
     commands, invalid = walk_setup_folders(
         "command",
         places,

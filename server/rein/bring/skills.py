@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from rein.bring.commands import Command
 from rein.bring.frontmatter import Document
-from rein.bring.setup_folders import Place, walk_setup_folders
+from rein.bring.setup_folders import Place, personal_first, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import SandboxError, ToolError
 from rein.harness.messages import Message, UserMessage
@@ -105,11 +105,13 @@ def discover_skills(
     extra: Sequence[Path] = (),
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
 ) -> FoundSkills:
-    """Every skill of the workspace ``root``, the user's ``home`` (None:
-    none) and the ``extra`` folders; a name found twice keeps the first."""
-    places = [Place(root / p, "project", _MANIFESTS) for p in PROJECT_FOLDERS]
-    if home is not None:
-        places.extend(Place(home / p, "user", _MANIFESTS) for p in USER_FOLDERS)
+    """Every skill of the user's ``home`` (None: none), the workspace
+    ``root`` and the ``extra`` folders; a name found twice keeps the first:
+    the person's own skill wins over the workspace's, as in Claude Code
+    (personal over project), so a workspace never takes their /name."""
+    user = [Place(home / p, "user", _MANIFESTS) for p in USER_FOLDERS] if home else []
+    project = [Place(root / p, "project", _MANIFESTS) for p in PROJECT_FOLDERS]
+    places = personal_first(user, project, root, home)
     places.extend(Place(p, "config", _MANIFESTS) for p in extra)
     skills, invalid = walk_setup_folders(
         "skill",
