@@ -152,3 +152,25 @@ def test_the_persons_large_files_never_push_the_projects_out(tmp_path: Path) -> 
     assert "[... ~/.claude/style.md cut here to fit the prompt ...]" in section
     assert "MINE" in section and "MORE-END" in section
     assert "are the person's own instructions" in section
+
+
+def test_your_claude_md_linked_from_your_dotfiles_is_read(tmp_path: Path) -> None:
+    # Defect: a per-file link ~/.claude/CLAUDE.md -> ~/dotfiles/CLAUDE.md
+    # was not read, with the note "it leads outside the workspace".
+    home = tmp_path / "home"
+    write(home, {"dotfiles/CLAUDE.md": "DOTFILES-RULE @rules.md\n", ".claude/rules.md": "RULES"})
+    os.symlink(home / "dotfiles" / "CLAUDE.md", home / ".claude" / "CLAUDE.md")
+    own = user_instructions(home)
+    assert [(f.path, f.text) for f in own.files] == [
+        ("~/.claude/CLAUDE.md", "DOTFILES-RULE @rules.md"),
+        ("~/.claude/rules.md", "RULES"),  # imports still from inside ~/.claude
+    ]
+    assert own.notes == ()
+    # A link to a protected file is still refused, and the note names ~/.claude.
+    write(home, {"dotfiles/.env": "KEY=1"})
+    (home / ".claude" / "CLAUDE.md").unlink()
+    os.symlink(home / "dotfiles" / ".env", home / ".claude" / "CLAUDE.md")
+    refused = user_instructions(home)
+    assert refused.files == ()
+    [note] = refused.notes
+    assert note.startswith("~/.claude/CLAUDE.md was not read: it leads to a protected file")

@@ -205,8 +205,20 @@ def user_instructions(
     sandbox = Sandbox(str(folder), deny_globs)
     notes: list[str] = []
     text, note = _read_one(sandbox, "CLAUDE.md")
+    if text is None and note is not None and "leads outside" in note:
+        # A per-file dotfiles link (~/.claude/CLAUDE.md -> ~/dotfiles/...):
+        # the person's own link, which no workspace writes, is followed; the
+        # file it leads to is read under the same rules (protected, hard link).
+        try:
+            real = (folder / "CLAUDE.md").resolve(strict=True)
+        except (OSError, RuntimeError):
+            real = None
+        if real is not None:
+            text, note = _read_one(Sandbox(str(real.parent), deny_globs), real.name)
+            note = note and note.replace(real.name, "CLAUDE.md", 1)
     if text is None:
-        return FoundInstructions((), (USER_PREFIX + note,) if note else ())
+        shown = note.replace("outside the workspace", "outside ~/.claude") if note else None
+        return FoundInstructions((), (USER_PREFIX + shown,) if shown else ())
     files = _with_imports(sandbox, [InstructionFile("CLAUDE.md", text)], notes, str(Path(home)))
     # Its notes name its files from its folder, which is not the workspace.
     notes = [USER_PREFIX + n.replace("outside the workspace", "outside ~/.claude") for n in notes]
