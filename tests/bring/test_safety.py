@@ -221,11 +221,22 @@ def test_a_workspace_that_is_the_home_folder_reads_its_setup_folders_once(
     assert {commands.commands[0].scope, agents.agents[0].scope} == {"project"}
 
 
-def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -> None:
+async def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -> None:
     # Defect: the model read "Status: !`git status`" and "@docs/x.md" as if
     # Claude Code had put in the output and the file; nothing said they
-    # were not there. They must still never run.
+    # were not there. They must still never run: the prompt goes through a
+    # session with a real command runner, and the same line, run, would
+    # leave the marker (so the check can fail). The note names no tool a
+    # session may lack, and only the @ names that are files (not @alice).
+    import anyio
+
     from rein.bring.commands import resolve
+    from rein.config import load_config
+    from rein.session import SessionSpec
+    from rein.session.builder import build_session
+    from rein.session.setup_files import prompted
+    from tests.fakes.models import FunctionModel, assistant
+    from tests.fakes.session import fake_session_ports
 
     root = tmp_path / "ws"
     marker = tmp_path / "ran"
@@ -235,20 +246,28 @@ def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -
             ".claude/commands/commit.md": (
                 "---\nallowed-tools: Bash(touch:*)\n---\n"
                 f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
-                "```\n@pytest.fixture\n```\nCommit $ARGUMENTS\n"
+                "- Ask @alice\n```\n@pytest.fixture\n```\nCommit $ARGUMENTS\n"
             ),
             ".claude/commands/plain.md": "Say $ARGUMENTS\n",
+            "docs/rules.md": "rules\n",
         },
     )
-    found = discover_commands(root)
-    ran = resolve("/commit fix", found)
-    assert ran is not None and not marker.exists()
-    assert ran.prompt == (
+    config = load_config({"setup": {"userFolders": False}})
+    ran = prompted(config, root, "/commit fix")
+    assert ran.text == (
         f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
-        "```\n@pytest.fixture\n```\nCommit fix\n\n"
+        "- Ask @alice\n```\n@pytest.fixture\n```\nCommit fix\n\n"
         "(The !`...` commands above were not run and their output is not here: run those "
-        f"you need with run_command (touch {marker}). The files named with @ above are not "
-        "attached: read those you need (docs/rules.md).)"
+        f"you need if one of your tools runs commands (touch {marker}). The files named "
+        "with @ above are not attached: read those you need (docs/rules.md).)"
     )
+    model = FunctionModel(lambda request: assistant("ok"))
+    session = build_session(config, fake_session_ports(root, model), SessionSpec())
+    await session.run(lambda: session.agent.prompt(ran.text))
+    assert model.requests and not marker.exists()
+    with anyio.fail_after(10):
+        await anyio.run_process(["sh", "-c", f"touch {marker}"])
+    assert marker.exists()  # the line itself works: not running it is what kept it away
+    found = discover_commands(root)
     plain = resolve("/plain hi", found)
     assert plain is not None and plain.prompt == "Say hi"

@@ -124,7 +124,7 @@ def prompted(config: ReinConfig, root: Path, text: str) -> Prompted:
     :class:`~rein.bring.commands.CommandError`, listing the known ones."""
     if not text.startswith("/"):
         return Prompted(text)
-    invocation = resolve(text, commands_of(config, root))
+    invocation = resolve(text, commands_of(config, root), root)
     if invocation is None:
         return Prompted(literal(text))
     return Prompted(invocation.prompt, invocation.command)
