@@ -125,3 +125,52 @@ def test_the_persons_own_claude_md_comes_first_with_its_imports_inside_dot_claud
     off = load_config({"setup": {"userFolders": False}})
     session = build_session(off, fake_session_ports(root, model), SessionSpec())
     assert "MINE" not in str(session.agent.system_prompt)
+
+
+def test_the_persons_large_files_never_push_the_projects_out(tmp_path: Path) -> None:
+    # Defect: ~/.claude/CLAUDE.md and its imports came first and filled the
+    # prompt's 20 000 characters; the project's CLAUDE.md was cut away
+    # though the model was told it was found, and the person's file was
+    # introduced as the repository's guidance.
+    from rein.harness.prompts import project_instructions_section
+    from rein.tools.bootstrap import project_instructions
+
+    root, home = tmp_path / "ws", tmp_path / "home"
+    write(
+        home,
+        {
+            ".claude/CLAUDE.md": "MINE @style.md @more.md\n",
+            ".claude/style.md": "s" * 15_900,
+            ".claude/more.md": "m" * 4_000 + "MORE-END",
+        },
+    )
+    write(root, {"CLAUDE.md": "PROJECT-RULE."})
+    section = project_instructions_section(project_instructions(root, home=home)) or ""
+    assert "PROJECT-RULE." in section and "project instructions cut" not in section
+    # Only the longest is cut; the shorter ones fit whole.
+    assert "Cut to fit the prompt (read the rest when you need it): ~/.claude/style.md." in section
+    assert "[... ~/.claude/style.md cut here to fit the prompt ...]" in section
+    assert "MINE" in section and "MORE-END" in section
+    assert "are the person's own instructions" in section
+
+
+def test_your_claude_md_linked_from_your_dotfiles_is_read(tmp_path: Path) -> None:
+    # Defect: a per-file link ~/.claude/CLAUDE.md -> ~/dotfiles/CLAUDE.md
+    # was not read, with the note "it leads outside the workspace".
+    home = tmp_path / "home"
+    write(home, {"dotfiles/CLAUDE.md": "DOTFILES-RULE @rules.md\n", ".claude/rules.md": "RULES"})
+    os.symlink(home / "dotfiles" / "CLAUDE.md", home / ".claude" / "CLAUDE.md")
+    own = user_instructions(home)
+    assert [(f.path, f.text) for f in own.files] == [
+        ("~/.claude/CLAUDE.md", "DOTFILES-RULE @rules.md"),
+        ("~/.claude/rules.md", "RULES"),  # imports still from inside ~/.claude
+    ]
+    assert own.notes == ()
+    # A link to a protected file is still refused, and the note names ~/.claude.
+    write(home, {"dotfiles/.env": "KEY=1"})
+    (home / ".claude" / "CLAUDE.md").unlink()
+    os.symlink(home / "dotfiles" / ".env", home / ".claude" / "CLAUDE.md")
+    refused = user_instructions(home)
+    assert refused.files == ()
+    [note] = refused.notes
+    assert note.startswith("~/.claude/CLAUDE.md was not read: it leads to a protected file")

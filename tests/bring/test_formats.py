@@ -90,7 +90,10 @@ def test_skills_follow_the_specification_and_the_invalid_are_reported(
     )
     found = discover_skills(repo, home)
     assert [s.name for s in found.skills] == ["greeting", "mine"]
-    greeting = found.skills[0]
+    # Your own skill keeps its name over the workspace's (Claude Code:
+    # personal over project).
+    assert found.skills[0].source == "~/.claude/skills/greeting/SKILL.md"
+    greeting = discover_skills(repo).skills[0]
     assert greeting.files == ("references/style.md", "scripts/hello.sh")
     assert greeting.in_workspace == ".claude/skills/greeting"
     assert greeting.allowed_tools == ("Bash(bash:*)", "Read")
@@ -103,8 +106,8 @@ def test_skills_follow_the_specification_and_the_invalid_are_reported(
         ),
         "~/.claude/skills/nodesc/SKILL.md": "description: required",
         "~/.claude/skills/meta/SKILL.md": "metadata: must be a mapping of strings to strings",
-        "~/.claude/skills/greeting/SKILL.md": (
-            "a skill named greeting is already .claude/skills/greeting/SKILL.md"
+        ".claude/skills/greeting/SKILL.md": (
+            "a skill named greeting is already ~/.claude/skills/greeting/SKILL.md"
         ),
     }
 
@@ -138,7 +141,7 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
         (SkillArgs(name="mine", file=str(home / "secret.txt")), "is not a file of the skill"),
         (SkillArgs(name="mine", file=".env"), "is a protected file"),
         (SkillArgs(name="greeting", file="references/style.md"), "read its files with read_file"),
-        (SkillArgs(name="nope"), "no skill named 'nope'; the skills are: greeting, mine"),
+        (SkillArgs(name="nope"), "no skill named 'nope'; the skills are: mine, greeting"),
     ]:
         with pytest.raises(ToolError, match=message.replace("(", r"\(")):
             await tool.execute(args, ctx)  # type: ignore[arg-type]
@@ -393,3 +396,78 @@ def test_a_skill_path_that_is_not_a_folder_is_said(tmp_path: Path) -> None:
     assert [i.line() for i in found.invalid] == [
         "skill tools/skils is not used: setup.skillPaths names it, but it is not a folder"
     ]
+
+
+async def test_a_skill_only_the_person_starts_is_refused_until_they_start_it(
+    tmp_path: Path,
+) -> None:
+    # Defect: disable-model-invocation hid the skill from the list, but
+    # skill(name="deploy") still loaded it for the model.
+    from rein.harness.messages import ToolCall, ToolResultMessage
+    from rein.session import SessionSpec
+    from rein.session.builder import build_session
+    from tests.fakes.models import FunctionModel, assistant
+    from tests.fakes.session import fake_session_ports
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/skills/deploy/SKILL.md": (
+                "---\nname: deploy\ndescription: Deploys.\ndisable-model-invocation: true\n"
+                "---\nRun scripts/go.sh --prod.\n"
+            )
+        },
+    )
+    config = load_config({"setup": {"userFolders": False}})
+
+    def reply(request: object) -> object:
+        messages = request.messages  # type: ignore[attr-defined]
+        if isinstance(messages[-1], ToolResultMessage):
+            return assistant("done")
+        skill = ToolCall(id=f"c{len(messages)}", name="skill", arguments={"name": "deploy"})
+        return assistant("", skill)
+
+    model = FunctionModel(reply)
+    session = build_session(config, fake_session_ports(root, model), SessionSpec())
+
+    def results() -> list[ToolResultMessage]:
+        return [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+
+    await session.run(lambda: session.agent.prompt("deploy it"))
+    [refused] = results()
+    assert refused.is_error and "started only by the person, with /deploy" in refused.content
+    await session.run(lambda: session.agent.prompt(prompted(config, root, "/deploy").text))
+    assert results()[-1].content.startswith("# Skill: deploy\n\nRun scripts/go.sh --prod.")
+
+
+def test_your_own_command_or_skill_keeps_its_name_over_the_workspaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defect: the workspace's .claude/skills/commit took /commit from your
+    # ~/.claude/commands/commit.md (and a workspace skill won over yours);
+    # Claude Code's rule is personal over project.
+    root, home = tmp_path / "ws", tmp_path / "home"
+    write(
+        home,
+        {
+            ".claude/commands/commit.md": "MY COMMIT TEXT\n",
+            ".claude/skills/review/SKILL.md": "---\nname: review\ndescription: d\n---\nMINE\n",
+        },
+    )
+    write(
+        root,
+        {
+            ".claude/skills/commit/SKILL.md": "---\nname: commit\ndescription: d\n---\nTHEIRS\n",
+            ".claude/skills/review/SKILL.md": "---\nname: review\ndescription: d\n---\nTHEIRS\n",
+        },
+    )
+    monkeypatch.setattr("rein.session.setup_files._home", lambda: home)
+    config = load_config({})
+    assert prompted(config, root, "/commit").text == "MY COMMIT TEXT"
+    assert "MINE" in prompted(config, root, "/review").text
+    problems = setup_problems(config, root)
+    assert (
+        "command .claude/skills/commit/SKILL.md is not used: /commit is already your command "
+        "~/.claude/commands/commit.md" in problems
+    ), problems

@@ -53,7 +53,7 @@ def test_setup_files_are_not_read_through_links_out_or_to_protected_files(
     os.symlink(secret, home / ".claude" / "commands" / "leak.md")
 
     found = discover_commands(root, home)
-    assert found.names() == ["ok", "mine"]
+    assert found.names() == ["mine", "ok"]  # yours first
     reasons = {i.path: i.reason for i in found.invalid}
     assert "symlink out of the workspace" in reasons[".claude/commands/review.md"]
     assert "protected file" in reasons[".claude/commands/env.md"]
@@ -117,6 +117,9 @@ def test_an_agents_disallowed_tools_are_never_its_own(tmp_path: Path) -> None:
                 "---\nname: reviewer\ndescription: d\n"
                 "disallowedTools: Write, Edit, Bash, mcp__db, mcp__gh__push\n---\nb\n"
             ),
+            ".claude/agents/notebooks.md": (
+                "---\nname: notebooks\ndescription: d\ndisallowedTools: NotebookEdit\n---\nb\n"
+            ),
             ".claude/agents/reader.md": (
                 "---\nname: reader\ndescription: d\ntools: [Read, Grep, Bash]\n"
                 "disallowedTools: [Bash]\n---\nb\n"
@@ -127,14 +130,16 @@ def test_an_agents_disallowed_tools_are_never_its_own(tmp_path: Path) -> None:
         },
     )
     offered = [
-        "read_file", "grep", "edit_file", "write_file", "run_command", "task",
-        "mcp__db__query", "mcp__gh__push", "mcp__gh__list",
+        "read_file", "grep", "edit_file", "write_file", "delete_file", "move_file",
+        "run_command", "task", "mcp__db__query", "mcp__gh__push", "mcp__gh__list",
     ]  # fmt: skip
     config = load_config({"setup": {"userFolders": False}})
     kinds = {k.name: kind_tools(k, offered) for k in agent_kinds(config, root, offered, None)}
     assert kinds == {
         "reviewer": ["read_file", "grep", "task", "mcp__gh__list"],
         "reader": ["read_file", "grep"],
+        # Every file-changing tool, delete_file and move_file too.
+        "notebooks": ["read_file", "grep", "run_command", "task", *offered[-3:]],
     }
     [invalid] = discover_agents(root).invalid
     assert (invalid.path, invalid.reason) == (
@@ -216,11 +221,22 @@ def test_a_workspace_that_is_the_home_folder_reads_its_setup_folders_once(
     assert {commands.commands[0].scope, agents.agents[0].scope} == {"project"}
 
 
-def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -> None:
+async def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -> None:
     # Defect: the model read "Status: !`git status`" and "@docs/x.md" as if
     # Claude Code had put in the output and the file; nothing said they
-    # were not there. They must still never run.
+    # were not there. They must still never run: the prompt goes through a
+    # session with a real command runner, and the same line, run, would
+    # leave the marker (so the check can fail). The note names no tool a
+    # session may lack, and only the @ names that are files (not @alice).
+    import anyio
+
     from rein.bring.commands import resolve
+    from rein.config import load_config
+    from rein.session import SessionSpec
+    from rein.session.builder import build_session
+    from rein.session.setup_files import prompted
+    from tests.fakes.models import FunctionModel, assistant
+    from tests.fakes.session import fake_session_ports
 
     root = tmp_path / "ws"
     marker = tmp_path / "ran"
@@ -230,20 +246,28 @@ def test_a_commands_bang_lines_never_run_and_the_model_is_told(tmp_path: Path) -
             ".claude/commands/commit.md": (
                 "---\nallowed-tools: Bash(touch:*)\n---\n"
                 f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
-                "```\n@pytest.fixture\n```\nCommit $ARGUMENTS\n"
+                "- Ask @alice\n```\n@pytest.fixture\n```\nCommit $ARGUMENTS\n"
             ),
             ".claude/commands/plain.md": "Say $ARGUMENTS\n",
+            "docs/rules.md": "rules\n",
         },
     )
-    found = discover_commands(root)
-    ran = resolve("/commit fix", found)
-    assert ran is not None and not marker.exists()
-    assert ran.prompt == (
+    config = load_config({"setup": {"userFolders": False}})
+    ran = prompted(config, root, "/commit fix")
+    assert ran.text == (
         f"- Status: !`touch {marker}`\n- Rules: @docs/rules.md\n- Mail: a@b.com\n"
-        "```\n@pytest.fixture\n```\nCommit fix\n\n"
+        "- Ask @alice\n```\n@pytest.fixture\n```\nCommit fix\n\n"
         "(The !`...` commands above were not run and their output is not here: run those "
-        f"you need with run_command (touch {marker}). The files named with @ above are not "
-        "attached: read those you need (docs/rules.md).)"
+        f"you need if one of your tools runs commands (touch {marker}). The files named "
+        "with @ above are not attached: read those you need (docs/rules.md).)"
     )
+    model = FunctionModel(lambda request: assistant("ok"))
+    session = build_session(config, fake_session_ports(root, model), SessionSpec())
+    await session.run(lambda: session.agent.prompt(ran.text))
+    assert model.requests and not marker.exists()
+    with anyio.fail_after(10):
+        await anyio.run_process(["sh", "-c", f"touch {marker}"])
+    assert marker.exists()  # the line itself works: not running it is what kept it away
+    found = discover_commands(root)
     plain = resolve("/plain hi", found)
     assert plain is not None and plain.prompt == "Say hi"

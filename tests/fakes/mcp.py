@@ -21,6 +21,8 @@ class FakeMcpPorts:
         self.trust: Any = MemoryTrustStore()
         self.asked_inputs: list[str] = []
         self.asked_trust: list[str] = []
+        #: The whole spec each trust question was given (its env, headers).
+        self.asked_specs: list[Any] = []
 
     async def ask_input(self, spec: Any) -> str | None:
         self.asked_inputs.append(spec.id)
@@ -28,6 +30,7 @@ class FakeMcpPorts:
 
     async def confirm_trust(self, spec: Any) -> bool:
         self.asked_trust.append(spec.command_line())
+        self.asked_specs.append(spec)
         return self.trust_answer
 
 

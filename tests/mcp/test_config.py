@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from rein.config import ReinConfig
@@ -548,8 +549,12 @@ async def test_mcp_json_puts_in_claude_codes_variables_and_their_defaults(
     assert _reasons(result) == {
         "u": ".mcp.json: the environment variable REIN_T_UNSET is not set (${REIN_T_UNSET})"
     }
-    # The trust question showed the variables, never their values.
-    assert all("shop-key" not in line for line in ports.asked_trust)
+    # The trust question showed the variables, never their values: the
+    # whole spec it was given (env, headers), not only its command line.
+    asked = {spec.name: spec for spec in ports.asked_specs}
+    assert dict(asked["s"].env) == {"TOKEN": "${REIN_T_SHOP_API_KEY}", "KEEP": "$REIN_T_BIN"}
+    assert dict(asked["h"].headers) == {"Authorization": "Bearer ${REIN_T_SHOP_API_KEY}"}
+    assert all("shop-key" not in repr(spec) for spec in ports.asked_specs)
     # A variable named like a secret is redacted wherever Rein writes text.
     assert redact("got shop-key-0123456789") == "got [redacted]"
 
@@ -581,9 +586,86 @@ async def test_the_providers_key_is_never_given_to_a_workspace_server(
         "server the workspace defines"
     )
     assert _reasons(result) == {
-        "a": f".mcp.json: ${{REIN_T_PROVIDER_KEY}} names REIN_T_PROVIDER_KEY, {never}",
-        "b": f".vscode/mcp.json: ${{env:REIN_T_PROVIDER_KEY}} names REIN_T_PROVIDER_KEY, {never}",
+        "a": f".mcp.json: it names REIN_T_PROVIDER_KEY, {never}",
+        "b": f".vscode/mcp.json: it names REIN_T_PROVIDER_KEY, {never}",
     }
+
+
+@pytest.mark.anyio
+async def test_every_known_providers_key_is_kept_before_trust_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defect: only the configured provider's variable was kept (OPENAI_API_KEY
+    # by default), so ANTHROPIC_API_KEY went to a workspace's server; and
+    # the trust question was asked and remembered before the skip.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-0123456789")
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-0123456789")
+    servers = {
+        "a": {"command": "a", "args": ["${ANTHROPIC_API_KEY}"]},
+        "g": {"command": "g", "env": {"K": "${GEMINI_API_KEY:-x}"}},
+    }
+    _write(tmp_path, ".mcp.json", {"mcpServers": servers})
+    ports = FakeMcpPorts()
+    result = await _load(tmp_path, ports=ports)
+    assert result.servers == []
+    assert sorted(_reasons(result)) == ["a", "g"]
+    assert "it names ANTHROPIC_API_KEY" in _reasons(result)["a"]
+    assert ports.asked_trust == []  # nothing asked, so nothing remembered
+
+
+@pytest.mark.anyio
+async def test_a_trust_given_before_variables_were_put_in_asks_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defect: the trust key hashed the spec as written; a trust given when
+    # ${VAR} reached the server as text now handed over the value unasked.
+    from rein.mcp.trust import MemoryTrustStore, trust_key
+
+    monkeypatch.setenv("REIN_T_GH_TOKEN", "gh-token-0123456789")
+    _write(
+        tmp_path,
+        ".mcp.json",
+        {"mcpServers": {"gh": {"command": "echo", "args": ["--token=${REIN_T_GH_TOKEN}"]}}},
+    )
+    old = MemoryTrustStore()
+    old.remember(
+        trust_key(
+            tmp_path, "gh", "mcp.json", ["stdio", "echo", "--token=${REIN_T_GH_TOKEN}", "", ""]
+        )
+    )
+    ports = FakeMcpPorts(trust_answer=False)
+    ports.trust = old
+    result = await _load(tmp_path, ports=ports)
+    assert result.servers == [] and ports.asked_trust == ["echo '--token=${REIN_T_GH_TOKEN}'"]
+    ports.trust_answer = True
+    [gh] = (await _load(tmp_path, ports=ports)).servers
+    assert gh.args == ("--token=gh-token-0123456789",)
+    await _load(tmp_path, ports=ports)  # remembered with the variables
+    assert len(ports.asked_trust) == 2
+
+
+def test_the_trust_question_shows_the_env_and_header_names_as_written() -> None:
+    # Defect: only the command line and the variables were shown; a
+    # literal NODE_OPTIONS (what runs) or a header was not.
+    from rein.headless.mcp_ports import _note
+    from rein.mcp.spec import McpServerSpec
+
+    spec = McpServerSpec(
+        name="s",
+        source="mcp.json",
+        transport="stdio",
+        command="node",
+        env={"NODE_OPTIONS": "--require=/tmp/x.js", "TOKEN": "${REIN_T_GH_TOKEN}"},
+        headers={"X-Api-Key": "literal-secret-value"},
+        trusted=False,
+    )
+    detail = trust_request(spec)["detail"]
+    for shown in (detail, _note(spec)):
+        assert "NODE_OPTIONS=--require=/tmp/x.js" in shown
+        assert "TOKEN=${REIN_T_GH_TOKEN}" in shown
+        assert "Its headers: X-Api-Key" in shown
+        assert "literal-secret-value" not in shown
+        assert "It is given your environment variables REIN_T_GH_TOKEN." in shown
 
 
 @pytest.mark.anyio
@@ -610,3 +692,29 @@ async def test_the_trust_question_names_the_variables_and_a_changed_header_asks_
     detail = trust_request(parse_entry(raw, tmp_path))["detail"]
     assert "It is given your environment variables REIN_T_GH_TOKEN." in detail
     assert "gh-token" not in detail
+
+
+@pytest.mark.anyio
+async def test_listings_show_the_command_line_as_written_never_a_value_put_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defect: rein mcp list (text and --json) and rein doctor printed the
+    # substituted command line: a DSN, an AWS key (names that do not look
+    # secret, so never redacted) in clear.
+    import io
+
+    from rein.headless.mcp_list import _print_text, listing_json
+    from rein.headless.setup_view import setup_view
+
+    monkeypatch.setenv("REIN_T_DSN", "postgres://u:hunter2@h/db")
+    mine = {"db": {"command": "echo", "args": ["--dsn=${env:REIN_T_DSN}"]}}
+    config = ReinConfig.model_validate({"mcp": {"servers": mine}, "setup": {"userFolders": False}})
+    result = await _load(tmp_path, config)
+    [db] = result.servers
+    assert db.args == ("--dsn=postgres://u:hunter2@h/db",)  # the server gets it
+    out = io.StringIO()
+    _print_text(result, {}, out)
+    assert out.getvalue() == "db  [settings, stdio]  echo '--dsn=${env:REIN_T_DSN}'\n"
+    assert listing_json(result, {})["servers"][0]["commandLine"] == "echo '--dsn=${env:REIN_T_DSN}'"
+    doctor = await anyio.to_thread.run_sync(setup_view, tmp_path, config, tmp_path / "storage")
+    assert "hunter2" not in repr(doctor) and "--dsn=${env:REIN_T_DSN}" in repr(doctor)

@@ -54,6 +54,8 @@ CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
     "Agent": ("task",),
     "Skill": ("skill",),
 }
+#: Rein's tools that change files (all taken away with any one of them).
+_FILE_CHANGING = ("write_file", "edit_file", "delete_file", "move_file")
 #: Copilot's tool (set) names -> Rein's tools.
 COPILOT_TOOLS: dict[str, tuple[str, ...]] = {
     "read": ("read_file",),
@@ -210,8 +212,13 @@ def _agent(document: Document, path: Path, place: Place, shown: str) -> AgentDef
 def _disallowed(names: tuple[str, ...], table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """``disallowedTools`` as Rein's names: the mapped tools, an MCP tool's
     name as it is, a server (``mcp__github`` or ``mcp__github__*``) as
-    ``mcp__github__*``. A name with no Rein tool takes nothing away."""
+    ``mcp__github__*``. A name with no Rein tool takes nothing away, but
+    any file-changing one (Write, Edit, MultiEdit, NotebookEdit) takes
+    every file-changing tool: Rein's delete_file and move_file have no
+    Claude Code name, and "not Write, Edit" means a reader."""
     mapped, rest = map_tools(names, table)
+    if set(mapped) & set(_FILE_CHANGING) or "NotebookEdit" in names:
+        mapped = [*mapped, *_FILE_CHANGING]
     return tuple(dict.fromkeys([*mapped, *_mcp_names(rest)]))
 
 

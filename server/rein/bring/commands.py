@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from rein.bring.frontmatter import Document
-from rein.bring.setup_folders import Place, walk_setup_folders
+from rein.bring.setup_folders import Place, personal_first, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import ReinError
 from rein.tools.instruction_imports import mentions
@@ -127,15 +127,19 @@ class Invocation:
 def discover_commands(
     root: Path, home: Path | None = None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
 ) -> Found:
-    """Every command of the workspace ``root`` and of the user's ``home``
-    (None: none of the user's); a name found twice keeps its first file
-    (the workspace's), the other is reported."""
-    places = [
+    """Every command of the user's ``home`` (None: none of the user's) and
+    of the workspace ``root``; a name found twice keeps its first file (the
+    person's own: a workspace never takes their /name, as Claude Code's
+    personal skills and commands win over a project's), the other is
+    reported."""
+    user = []
+    if home is not None:
+        user.append(Place(home / ".claude" / "commands", "user", "**/*.md", "claude", MAX_FILES))
+    project = [
         Place(root / ".claude" / "commands", "project", "**/*.md", "claude", MAX_FILES),
         Place(root / ".github" / "prompts", "project", "*.prompt.md", "copilot", MAX_FILES),
     ]
-    if home is not None:
-        places.append(Place(home / ".claude" / "commands", "user", "**/*.md", "claude", MAX_FILES))
+    places = personal_first(user, project, root, home)
     commands, invalid = walk_setup_folders(
         "command",
         places,
@@ -220,8 +224,9 @@ def _words(arguments: str) -> list[str]:
         return arguments.split()
 
 
-def expand(command: Command, arguments: str) -> str:
-    """The command's prompt with ``arguments`` substituted."""
+def expand(command: Command, arguments: str, root: Path | None = None) -> str:
+    """The command's prompt with ``arguments`` substituted (``root``: the
+    workspace, whose files the note on ``@path`` names)."""
     arguments = arguments.strip()
     words = _words(arguments)
     body = command.body
@@ -244,7 +249,7 @@ def expand(command: Command, arguments: str) -> str:
     text = _PLACEHOLDER.sub(value, body).strip()
     if arguments and not used:
         text += f"\n\nARGUMENTS: {arguments}"
-    return text + _unexpanded(text)
+    return text + _unexpanded(text, root)
 
 
 #: Claude Code's ``!`command``` (runs it and puts in its output) and
@@ -252,19 +257,24 @@ def expand(command: Command, arguments: str) -> str:
 _BANG = re.compile(r"!`([^`\n]+)`")
 
 
-def _unexpanded(text: str) -> str:
+def _unexpanded(text: str, root: Path | None = None) -> str:
     """What the model is told of the ``!`command``` and ``@path`` a prompt
     holds: Claude Code runs and attaches them, Rein does not (a command
     file is the workspace's text, and nothing of it runs by itself), so the
-    model knows their output is not there and fetches what it needs."""
+    model knows their output is not there and fetches what it needs. Worded
+    for any session (one without a tool that runs commands too); with
+    ``root``, only the ``@`` names that are a path in it (``@alice`` is
+    someone, no file)."""
     ran = list(dict.fromkeys(m.group(1).strip() for m in _BANG.finditer(text)))
     # As Claude Code reads them: outside code spans and blocks.
     named = list(dict.fromkeys(n.rstrip(".,;:!?)]'\"") for n in mentions(_BANG.sub("", text))))
+    if root is not None:
+        named = [n for n in named if _in_workspace(root, n)]
     notes = []
     if ran:
         notes.append(
             "The !`...` commands above were not run and their output is not here: "
-            f"run those you need with run_command ({'; '.join(ran)})."
+            f"run those you need if one of your tools runs commands ({'; '.join(ran)})."
         )
     if named:
         notes.append(
@@ -274,10 +284,23 @@ def _unexpanded(text: str) -> str:
     return "\n\n(" + " ".join(notes) + ")" if notes else ""
 
 
-def resolve(text: str, found: Found) -> Invocation | None:
+def _in_workspace(root: Path, name: str) -> bool:
+    """Whether ``name`` is a path inside ``root`` that is there (a name
+    only: nothing is read)."""
+    if name.startswith(("/", "~")):
+        return False
+    try:
+        path = (root / name).resolve()
+        return path.is_relative_to(root.resolve()) and path.exists()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def resolve(text: str, found: Found, root: Path | None = None) -> Invocation | None:
     """The command ``text`` runs, or None when it is no command (see the
     module's rules); a command-like name that is not known raises
-    :class:`CommandError` listing the known ones."""
+    :class:`CommandError` listing the known ones. ``root``: as for
+    :func:`expand`."""
     if not text.startswith("/") or text.startswith("//"):
         return None
     match = _INVOCATION.fullmatch(text.rstrip())
@@ -298,7 +321,7 @@ def resolve(text: str, found: Found) -> Invocation | None:
             "that starts with '/', start it with '//')"
         )
     arguments = match.group("args") or ""
-    return Invocation(command, arguments.strip(), expand(command, arguments))
+    return Invocation(command, arguments.strip(), expand(command, arguments, root))
 
 
 def _file_name(path: str) -> str:

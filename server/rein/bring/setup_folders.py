@@ -22,7 +22,7 @@ from typing import Protocol, TypeVar
 from rein.bring.frontmatter import Document, FrontmatterError, read
 from rein.bring.sources import Invalid, Scope, display_path, read_within
 
-__all__ = ["Place", "SetupItemFile", "walk_setup_folders"]
+__all__ = ["Place", "SetupItemFile", "personal_first", "walk_setup_folders"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,17 @@ class Place:
     #: The most files read from it (None: every one); past it the folder is
     #: reported and the first ones found are read.
     limit: int | None = None
+
+
+def personal_first(
+    user: Sequence[Place], project: Sequence[Place], root: Path, home: Path | None
+) -> list[Place]:
+    """The person's folders before the workspace's, so their skill or
+    command keeps its name (Claude Code: personal over project); a
+    workspace that is the home folder is read as the workspace's."""
+    if home is not None and home.resolve() == root.resolve():
+        return [*project, *user]
+    return [*user, *project]
 
 
 class SetupItemFile(Protocol):

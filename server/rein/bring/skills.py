@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +37,10 @@ from pydantic import BaseModel, Field
 
 from rein.bring.commands import Command
 from rein.bring.frontmatter import Document
-from rein.bring.setup_folders import Place, walk_setup_folders
+from rein.bring.setup_folders import Place, personal_first, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import SandboxError, ToolError
+from rein.harness.messages import Message, UserMessage
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import DEFAULT_DENY_GLOBS
@@ -52,6 +53,7 @@ __all__ = [
     "SkillArgs",
     "SkillTool",
     "discover_skills",
+    "person_texts",
     "skill_command",
 ]
 
@@ -103,11 +105,13 @@ def discover_skills(
     extra: Sequence[Path] = (),
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
 ) -> FoundSkills:
-    """Every skill of the workspace ``root``, the user's ``home`` (None:
-    none) and the ``extra`` folders; a name found twice keeps the first."""
-    places = [Place(root / p, "project", _MANIFESTS) for p in PROJECT_FOLDERS]
-    if home is not None:
-        places.extend(Place(home / p, "user", _MANIFESTS) for p in USER_FOLDERS)
+    """Every skill of the user's ``home`` (None: none), the workspace
+    ``root`` and the ``extra`` folders; a name found twice keeps the first:
+    the person's own skill wins over the workspace's, as in Claude Code
+    (personal over project), so a workspace never takes their /name."""
+    user = [Place(home / p, "user", _MANIFESTS) for p in USER_FOLDERS] if home else []
+    project = [Place(root / p, "project", _MANIFESTS) for p in PROJECT_FOLDERS]
+    places = personal_first(user, project, root, home)
     places.extend(Place(p, "config", _MANIFESTS) for p in extra)
     skills, invalid = walk_setup_folders(
         "skill",
@@ -220,6 +224,18 @@ def _files(folder: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
+#: The origins of the messages the person wrote (a hook's, a repair's or
+#: the bootstrap's are not theirs).
+PERSON_ORIGINS = frozenset({"prompt", "steer", "follow_up"})
+
+
+def person_texts(messages: Iterable[Message]) -> list[str]:
+    """The texts of the person's own messages among ``messages``."""
+    return [
+        m.content for m in messages if isinstance(m, UserMessage) and m.origin in PERSON_ORIGINS
+    ]
+
+
 class SkillArgs(BaseModel):
     name: str = Field(description="The skill's name, as the list of skills gives it")
     file: str | None = Field(
@@ -241,9 +257,16 @@ class SkillTool(Tool[SkillArgs]):
     tool_class = "read"
 
     def __init__(
-        self, skills: Sequence[Skill], deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+        self,
+        skills: Sequence[Skill],
+        deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+        person_texts: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self.skills = {s.name: s for s in skills}
+        #: The texts the person sent in this session (None: none known): a
+        #: skill with ``disable-model-invocation`` is served only once one of
+        #: them started it (``/name``, whose text begins with its heading).
+        self.person_texts = person_texts
         #: Files of a skill outside the workspace these cover are not read.
         self.deny_globs = tuple(deny_globs)
         # A skill only the person starts (/name) is not listed.
@@ -262,14 +285,28 @@ class SkillTool(Tool[SkillArgs]):
         if skill is None:
             known = ", ".join(n for n, s in self.skills.items() if s.model_invocable) or "none"
             raise ToolError(f"no skill named {args.name!r}; the skills are: {known}")
+        if not skill.model_invocable and not self._started(skill):
+            raise ToolError(
+                f"the skill {skill.name} is started only by the person, with /{skill.name} "
+                "(disable-model-invocation); they have not started it in this session"
+            )
         if args.file is None:
             return ToolResult(_loaded(skill), details={"skill": skill.name})
         text = _file(skill, args.file, self.deny_globs)
         return ToolResult(text, details={"skill": skill.name, "file": args.file})
 
+    def _started(self, skill: Skill) -> bool:
+        heading = _heading(skill)
+        texts = self.person_texts() if self.person_texts is not None else ()
+        return any(heading in text for text in texts)
+
+
+def _heading(skill: Skill) -> str:
+    return f"# Skill: {skill.name}\n"
+
 
 def _loaded(skill: Skill) -> str:
-    parts = [f"# Skill: {skill.name}", skill.body or "(no instructions)"]
+    parts = [_heading(skill).rstrip("\n"), skill.body or "(no instructions)"]
     if skill.in_workspace is not None:
         where = (
             f"Its folder is {skill.in_workspace}/ in the workspace: read its files with "

@@ -189,8 +189,9 @@ def project_instructions_section(project_instructions: str | None) -> str | None
     if len(text) > _MAX_INSTRUCTIONS_CHARS:
         text = text[:_MAX_INSTRUCTIONS_CHARS] + "\n[... project instructions cut ...]"
     return (
-        "# Project instructions\nThe repository's own guidance for agents. Follow it "
-        "where it does not conflict with the instructions above.\n\n" + text
+        "# Project instructions\nThe repository's own guidance for agents (and the "
+        "person's own, where a file says so). Follow it where it does not conflict with "
+        "the instructions above.\n\n" + text
     )
 
 

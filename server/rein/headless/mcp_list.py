@@ -38,7 +38,7 @@ def listing_json(result: McpServers, states: dict[str, dict[str, Any]]) -> dict[
                 "name": s.name,
                 "source": s.source,
                 "transport": s.transport,
-                "commandLine": s.command_line(),
+                "commandLine": s.shown_line(),
                 "trusted": s.trusted,
                 "includeTools": list(s.include_tools) if s.include_tools is not None else None,
                 "excludeTools": list(s.exclude_tools),
@@ -71,7 +71,7 @@ def _print_text(result: McpServers, states: dict[str, dict[str, Any]], out: Text
     for s in result.servers:
         # A failure's first line in the row; the rest (its stderr's tail) under it.
         first, *rest = _state_text(states.get(s.name, {})).split("\n")
-        print(f"{s.name}  [{s.source}, {s.transport}]  {first}{s.command_line()}", file=out)
+        print(f"{s.name}  [{s.source}, {s.transport}]  {first}{s.shown_line()}", file=out)
         for line in rest:
             print(f"    {line.rstrip()}", file=out)
     for skipped in result.skipped:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from rein.mcp.config import McpConfigError, variables_note
+from rein.mcp.config import McpConfigError, given_lines
 from rein.mcp.spec import InputSpec, McpServerSpec
 from rein.mcp.trust import FileTrustStore
 
@@ -70,8 +70,7 @@ read_line = _read_line
 
 
 def _note(spec: McpServerSpec) -> str:
-    note = variables_note(spec)
-    return f"  It is {note}.\n" if note else ""
+    return "".join(f"  {line}\n" for line in given_lines(spec))
 
 
 class TerminalMcpPorts:

@@ -47,7 +47,7 @@ def setup_view(root: Path, config: ReinConfig, storage: Path) -> Inventory:
     servers = anyio.run(load_servers, root, config, _Listing(storage))
     for spec in servers.servers:
         where = SOURCE_WHERE[spec.source]
-        inventory.add([SetupItem("mcp", spec.name, where, "used", spec.command_line())])
+        inventory.add([SetupItem("mcp", spec.name, where, "used", spec.shown_line())])
     for skipped in servers.skipped:
         status: Status = "invalid"
         if skipped.reason.startswith("not trusted"):

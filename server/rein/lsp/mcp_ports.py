@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.lsp.editor_ask import approved, ask_editor
-from rein.mcp.config import McpConfigError, variables_note
+from rein.mcp.config import McpConfigError, given_lines
 from rein.mcp.spec import InputSpec, McpServerSpec
 from rein.mcp.trust import FileTrustStore
 
@@ -56,8 +56,7 @@ def trust_request(spec: McpServerSpec) -> dict[str, Any]:
     """The ``rein/confirm`` params of the trust question."""
     what = "connects to" if spec.transport == "http" else "runs"
     cwd = f"\n(in {spec.cwd})" if spec.cwd else ""
-    note = variables_note(spec)
-    cwd += f"\nIt is {note}." if note else ""
+    cwd += "".join(f"\n{line}" for line in given_lines(spec))
     return {
         "tool": "mcp",
         "title": f"Trust the MCP server '{spec.name}' from {_WHERE[spec.source]}?",

@@ -23,9 +23,9 @@ store; ``${env:VAR}`` and ``${workspaceFolder}`` are put in too, and in
 ``.mcp.json`` Claude Code's ``${VAR}`` and ``${VAR:-default}``. A variable
 that is not set (and has no default) skips the server with the reason; one
 whose name looks secret has its value redacted like an input's; the
-variable a model provider reads its key from is never given to a server
-the workspace defines (:func:`variables_read` names what the trust
-question shows).
+variables model providers read their keys from are never given to a server
+the workspace defines (checked before the trust question; :func:`given_lines`
+is what that question shows beside the command line).
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from rein.config import ReinConfig
 
 __all__ = [
+    "PROVIDER_KEY_NAMES",
     "InputSpec",
     "McpConfigError",
     "McpConfigPorts",
@@ -64,6 +65,7 @@ __all__ = [
     "Source",
     "TrustStore",
     "config_fingerprint",
+    "given_lines",
     "load_servers",
     "variables_note",
     "variables_read",
@@ -163,6 +165,13 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
             out.skipped.append(Skipped(name, entry.source, "disabled"))
             continue
         if entry.workspace_defined:
+            # Before the question: a server that would be skipped for a
+            # provider's key is neither asked about nor remembered.
+            keys = [n for n in variables_read(spec) if _is_provider_key(n)]
+            if keys:
+                reason = f"{entry.where}: {_provider_key_reason(keys[0])}"
+                out.skipped.append(Skipped(name, entry.source, reason))
+                continue
             shown = _substitute_plain(spec, root)
             key = trust_key(root, name, entry.source, _trust_parts(spec))
             if not ports.trust.is_trusted(key):
@@ -185,7 +194,8 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
         except _Unresolved as exc:
             out.skipped.append(Skipped(name, entry.source, f"{entry.where}: {exc}"))
             continue
-        out.servers.append(replace(final, trusted=True))
+        written = _substitute_plain(spec, root).command_line()
+        out.servers.append(replace(final, trusted=True, written=written))
     return out
 
 
@@ -219,6 +229,56 @@ def variables_note(spec: McpServerSpec) -> str:
     return f"given your environment variables {', '.join(names)}"
 
 
+def given_lines(spec: McpServerSpec) -> list[str]:
+    """What the trust question shows beside the command line: the ``env``
+    entries as written (variables left unsubstituted: a literal
+    ``NODE_OPTIONS`` or ``LD_PRELOAD`` changes what runs), the header
+    names (never their values), and :func:`variables_note`."""
+    lines: list[str] = []
+    if spec.env:
+        lines.append("Its environment: " + ", ".join(f"{k}={v}" for k, v in spec.env.items()))
+    if spec.headers:
+        lines.append("Its headers: " + ", ".join(spec.headers))
+    note = variables_note(spec)
+    if note:
+        lines.append(f"It is {note}.")
+    return lines
+
+
+#: The variables the model providers people use read their keys from
+#: (besides the one configured, :func:`is_provider_key_name`): never given
+#: to a server the workspace defines.
+PROVIDER_KEY_NAMES = frozenset(
+    {
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "MISTRAL_API_KEY",
+        "GROQ_API_KEY",
+        "OPENROUTER_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "XAI_API_KEY",
+        "TOGETHER_API_KEY",
+        "FIREWORKS_API_KEY",
+        "CEREBRAS_API_KEY",
+    }
+)
+
+
+def _is_provider_key(name: str) -> bool:
+    return name in PROVIDER_KEY_NAMES or is_provider_key_name(name)
+
+
+def _provider_key_reason(name: str) -> str:
+    return (
+        f"it names {name}, the variable a model provider reads its key from, "
+        "which is never given to a server the workspace defines"
+    )
+
+
 def _trust_parts(spec: McpServerSpec) -> list[str]:
     """What decides what runs, as written in the file."""
     parts = [spec.transport, spec.command or "", *spec.args, spec.url or "", spec.cwd or ""]
@@ -226,6 +286,12 @@ def _trust_parts(spec: McpServerSpec) -> list[str]:
     # An HTTP server's headers are what it is sent (a token): a changed one
     # asks again. Only when there are some, so other keys stay as they were.
     parts += [f"header {k}={v}" for k, v in sorted(spec.headers.items())]
+    # The variables read are part of what is trusted: a trust given when
+    # ``${VAR}`` was passed as text (the server got nothing) asks again now
+    # that it hands over the value. Only when there are some.
+    names = variables_read(spec)
+    if names:
+        parts.append("vars " + ",".join(names))
     return parts
 
 
@@ -253,11 +319,8 @@ async def _substitute(
     ports: McpConfigPorts,
 ) -> McpServerSpec:
     def environment(name: str, written: str, default: str | None) -> str:
-        if entry.workspace_defined and is_provider_key_name(name):
-            raise _Unresolved(
-                f"{written} names {name}, the variable a model provider reads its key from, "
-                "which is never given to a server the workspace defines"
-            )
+        if entry.workspace_defined and _is_provider_key(name):  # checked before trust too
+            raise _Unresolved(_provider_key_reason(name))
         found = os.environ.get(name)
         if found is None:
             if default is None:

@@ -41,12 +41,20 @@ class McpServerSpec:
     exclude_tools: tuple[str, ...] = ()
     timeout_s: float = 60.0
     trusted: bool
+    #: The command line (or URL) as written, variables and inputs not put
+    #: in ("": as :meth:`command_line`): what listings show, since a value
+    #: put in (a token, a DSN) is never printed.
+    written: str = ""
 
     def command_line(self) -> str:
         """What the trust question shows: the command line, or the URL."""
         if self.transport == "http":
             return self.url or ""
         return shlex.join([self.command or "", *self.args])
+
+    def shown_line(self) -> str:
+        """What ``rein mcp list`` and ``rein doctor`` show: :attr:`written`."""
+        return self.written or self.command_line()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from rein.analysis.gate import AnalyzerGate
 from rein.bring.hook_session import attach_hooks
+from rein.bring.skills import person_texts
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.review import Reviewer
@@ -293,6 +294,9 @@ def build_session(
         waiting_for=spec.waiting_for,
     )
     agent.prices = PriceTable(config.model.prices)
+    if skills is not None:
+        # A skill only the person starts is served once their message started it.
+        skills.person_texts = lambda: person_texts(agent.messages)
     if isinstance(env.subagents, SubagentSpawner):
         # A child takes the agent's model when it starts: a model picked for
         # the session (rein/setModel, ACP's model select) reaches later children.

@@ -62,15 +62,22 @@ def commands_of(config: ReinConfig, root: Path) -> Found:
         return Found()
     found = discover_commands(root, user_home(config), config.tool_settings().deny_globs)
     # A skill is the command /name too, and wins over a command file of that
-    # name, as in Claude Code.
+    # name, as in Claude Code; but the person's own command keeps its name
+    # over a workspace's skill (personal over project).
     skills = [skill_command(s) for s in skills_of(config, root).skills if s.user_invocable]
     if not skills:
         return found
+    mine = {c.name: c for c in found.commands if c.scope == "user"}
+    lost = [s for s in skills if s.scope == "project" and s.name in mine]
+    skills = [s for s in skills if s not in lost]
     taken = {c.name: c for c in skills}
     shadowed = tuple(
         Invalid("command", c.source, f"/{c.name} is already the skill {taken[c.name].source}")
         for c in found.commands
         if c.name in taken
+    ) + tuple(
+        Invalid("command", s.source, f"/{s.name} is already your command {mine[s.name].source}")
+        for s in lost
     )
     kept = tuple(c for c in found.commands if c.name not in taken)
     return Found(kept + tuple(skills), found.invalid + shadowed)
@@ -117,7 +124,7 @@ def prompted(config: ReinConfig, root: Path, text: str) -> Prompted:
     :class:`~rein.bring.commands.CommandError`, listing the known ones."""
     if not text.startswith("/"):
         return Prompted(text)
-    invocation = resolve(text, commands_of(config, root))
+    invocation = resolve(text, commands_of(config, root), root)
     if invocation is None:
         return Prompted(literal(text))
     return Prompted(invocation.prompt, invocation.command)

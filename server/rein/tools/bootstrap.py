@@ -23,6 +23,7 @@ from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 
 __all__ = [
     "INSTRUCTION_FILES",
+    "MAX_ALL_INSTRUCTIONS_CHARS",
     "FoundInstructions",
     "InstructionFile",
     "bootstrap_message",
@@ -204,8 +205,20 @@ def user_instructions(
     sandbox = Sandbox(str(folder), deny_globs)
     notes: list[str] = []
     text, note = _read_one(sandbox, "CLAUDE.md")
+    if text is None and note is not None and "leads outside" in note:
+        # A per-file dotfiles link (~/.claude/CLAUDE.md -> ~/dotfiles/...):
+        # the person's own link, which no workspace writes, is followed; the
+        # file it leads to is read under the same rules (protected, hard link).
+        try:
+            real = (folder / "CLAUDE.md").resolve(strict=True)
+        except (OSError, RuntimeError):
+            real = None
+        if real is not None:
+            text, note = _read_one(Sandbox(str(real.parent), deny_globs), real.name)
+            note = note and note.replace(real.name, "CLAUDE.md", 1)
     if text is None:
-        return FoundInstructions((), (USER_PREFIX + note,) if note else ())
+        shown = note.replace("outside the workspace", "outside ~/.claude") if note else None
+        return FoundInstructions((), (USER_PREFIX + shown,) if shown else ())
     files = _with_imports(sandbox, [InstructionFile("CLAUDE.md", text)], notes, str(Path(home)))
     # Its notes name its files from its folder, which is not the workspace.
     notes = [USER_PREFIX + n.replace("outside the workspace", "outside ~/.claude") for n in notes]
@@ -266,15 +279,65 @@ def _block(found: InstructionFile) -> str:
     )
 
 
-def instructions_text(found: Sequence[InstructionFile]) -> str | None:
+#: The most characters the instructions take in the prompt, every file
+#: together (the prompt's own cut, at 20 000, is only a backstop).
+MAX_ALL_INSTRUCTIONS_CHARS = 19_000
+#: What a file cut to fit ends with (the text's length is counted first).
+_CUT_MARK = "\n[... {} cut here to fit the prompt ...]"
+
+
+def _fit(found: Sequence[InstructionFile], budget: int) -> list[InstructionFile]:
+    """``found`` with their texts fitting ``budget`` characters together:
+    the shorter files whole, the longer ones cut to an equal share of what
+    is left (so a large file of the person's, or a large import, never
+    pushes a short project file out), each cut file saying so."""
+    budget = max(budget, 0)
+    if sum(len(f.text) for f in found) <= budget:
+        return list(found)
+    shares: dict[int, int] = {}
+    left, count = budget, len(found)
+    for index in sorted(range(len(found)), key=lambda i: len(found[i].text)):
+        share = left // count
+        shares[index] = min(len(found[index].text), share)
+        left -= shares[index]
+        count -= 1
+    out = []
+    for index, file in enumerate(found):
+        if shares[index] < len(file.text):
+            mark = _CUT_MARK.format(file.path)
+            text = file.text[: max(shares[index] - len(mark), 0)] + mark
+            file = InstructionFile(file.path, text, file.scope, file.imported_by)
+        out.append(file)
+    return out
+
+
+def instructions_text(
+    found: Sequence[InstructionFile], budget: int = MAX_ALL_INSTRUCTIONS_CHARS
+) -> str | None:
     """The instructions as the prompt carries them: the list of every file
     found, the nearest-wins rule when a subfolder has its own AGENTS.md, then
-    one tagged block per file."""
+    one tagged block per file; all within ``budget`` characters (the longer
+    files cut, :func:`_fit`, and named)."""
     if not found:
         return None
-    if len(found) == 1 and found[0].scope is None:
+    empty = [InstructionFile(f.path, "", f.scope, f.imported_by) for f in found]
+    overhead = len(_render(empty, [f.path for f in found]))
+    fitted = _fit(found, budget - overhead)
+    return _render(fitted, [f.path for f, g in zip(found, fitted, strict=True) if f is not g])
+
+
+def _render(found: Sequence[InstructionFile], cut: Sequence[str] = ()) -> str:
+    own = any(f.path.startswith(USER_PREFIX) for f in found)
+    if len(found) == 1 and found[0].scope is None and not own and not cut:
         return _block(found[0])
     lines = ["Instruction files found: " + ", ".join(f.path for f in found) + "."]
+    if own:
+        lines.append(
+            f"The files named {USER_PREFIX}... are the person's own instructions (for every "
+            "project); the others are the repository's."
+        )
+    if cut:
+        lines.append(f"Cut to fit the prompt (read the rest when you need it): {', '.join(cut)}.")
     if any(f.scope for f in found):
         lines.append(
             "An AGENTS.md in a subfolder applies to the files under that folder; for a "
