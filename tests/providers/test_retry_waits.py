@@ -12,6 +12,7 @@ import asyncio
 import time
 
 import anyio
+import httpx
 import pytest
 from pydantic import ValidationError
 
@@ -28,7 +29,9 @@ from tests.providers.conftest import make_model, request
 from tests.providers.raw_server import RawServer
 
 PROVIDERS = [pytest.param("openai", id="openai"), pytest.param("anthropic", id="anthropic")]
-KEY = "sk-proj-RETRYkey0123456789abcdefABCDEF"
+# No known key shape: only remembering the key redacts it (an ``sk-...`` key
+# would be redacted by its shape alone, and the test could not fail).
+KEY = "RetryKEY-0123456789-abcdefABCDEF"
 
 
 async def _consume(model: HttpModel, order: list[object]) -> None:
@@ -242,3 +245,37 @@ async def test_credentials_in_the_base_url_are_not_in_the_retry_event(
     [retry] = log.of("model_retry")
     assert secret not in retry.provider and secret not in retry.reason
     assert retry.provider.startswith("openai (http://proxyuser:[redacted]@127.0.0.1:")
+
+
+async def test_secrets_in_the_url_and_headers_are_in_no_retry_event_or_error() -> None:
+    """Each in every form it may be echoed in: a password percent-encoded
+    in the URL and decoded, a query-string key, extra headers' keys. None
+    has a known key shape: only remembering them redacts them."""
+    password, decoded = "Pw%2FnoShape-0123456789", "Pw/noShape-0123456789"
+    query_key, header_key = "QueryNoShape0123456789", "HeaderNoShape-0123456789ab"
+    custom_key = "CustomNoShape-0123456789ab"
+    echoed = f"refused {password} {decoded} {query_key} {header_key} {custom_key}"
+
+    def refuse(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(502, json={"error": {"message": echoed}})
+
+    model = make_model(
+        "openai",
+        None,
+        retry=RetryPolicy(max_retries=1, base_delay=0.01),
+        transport=httpx.MockTransport(refuse),
+        base_url=f"https://proxyuser:{password}@proxy.example/v1?api-key={query_key}",
+        extra_headers={"api-key": header_key, "Ocp-Apim-Subscription-Key": custom_key},
+    )
+    agent, log = _agent(model)
+    result = await agent.prompt("hi")
+    await model.aclose()
+    assert result.status == "failed" and "HTTP 502" in (result.error or "")
+    [retry] = log.of("model_retry")
+    assert (
+        retry.provider
+        == "openai (https://proxyuser:[redacted]@proxy.example/v1?api-key=[redacted])"
+    )
+    for text in (retry.provider, retry.reason, result.error or ""):
+        for secret in (password, decoded, query_key, header_key, custom_key):
+            assert secret not in text

@@ -17,7 +17,6 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
-from urllib.parse import unquote, urlsplit
 
 import anyio
 import httpx
@@ -27,7 +26,6 @@ from rein.harness.conversation.wire import header_secrets, redact_headers, redac
 from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
 from rein.harness.messages import AssistantMessage
 from rein.harness.ports import ModelDelta, ModelRequest, RetryWait, TurnDone
-from rein.harness.redaction import remember_secret
 from rein.providers import _limits
 from rein.providers._errors import (
     header_retry_after,
@@ -37,6 +35,7 @@ from rein.providers._errors import (
     transport_error,
 )
 from rein.providers._limits import BoundedStream, Progress
+from rein.providers._secrets import config_secrets, shown_url
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
 
@@ -173,15 +172,15 @@ class HttpModel(ABC):
         self._transport = transport
         self._sleep = sleep
         self._client: httpx.AsyncClient | None = None
+        # Credentials in the URL (https://user:pass@proxy, https://token@host,
+        # ?api-key=...) and in extra headers are secrets: remembered in every
+        # form, and the URL a message names (an error, a model_retry) has
+        # them replaced.
+        self._secrets = config_secrets(self.base_url, config.extra_headers)
         self._dump: WireDump | None = None
         if config.wire_dump:
-            self._dump = WireDump(config.wire_dump, [config.api_key()])
-        # Credentials in the URL (https://user:pass@proxy, https://token@host)
-        # are secrets: every message naming the URL (an error, a model_retry)
-        # is redacted.
-        parts = urlsplit(self.base_url)
-        remember_secret(unquote(parts.password or parts.username or ""))
-        self.label = f"{self.provider} ({self.base_url})"
+            self._dump = WireDump(config.wire_dump, [config.api_key(), *self._secrets])
+        self.label = f"{self.provider} ({shown_url(self.base_url)})"
 
     @property
     def name(self) -> str:
@@ -207,11 +206,11 @@ class HttpModel(ABC):
         redacted wherever it appears."""
         headers = self.headers()
         record = {
-            "url": self.base_url + self.endpoint(),
+            "url": shown_url(self.base_url + self.endpoint()),
             "headers": redact_headers(headers.items()),
             "body": self.payload(request),
         }
-        secrets = header_secrets(headers.items()) | {self.config.api_key() or ""}
+        secrets = header_secrets(headers.items()) | {self.config.api_key() or ""} | self._secrets
         return self.provider, redact_payload(record, secrets)
 
     def events_from_json(self, data: Any) -> list[ServerSentEvent] | None:
@@ -332,7 +331,7 @@ class HttpModel(ABC):
                 if response.status_code >= 400:
                     raise await self._status_error(response)
                 if 300 <= response.status_code < 400:
-                    raise redirect_error(response, label=self.label, url=url)
+                    raise redirect_error(response, label=self.label, url=shown_url(url))
                 _refuse_encoded(response, self.label)
                 assembler = self.assembler(request)
                 progress = Progress(self.config.stream_progress_timeout, self.label)
@@ -353,7 +352,10 @@ class HttpModel(ABC):
                 message = assembler.finish()
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise transport_error(
-                    exc, label=self.label, url=url, idle_timeout=self.config.stream_idle_timeout
+                    exc,
+                    label=self.label,
+                    url=shown_url(url),
+                    idle_timeout=self.config.stream_idle_timeout,
                 ) from exc
             yield TurnDone(message)
         except GeneratorExit:
