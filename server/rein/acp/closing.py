@@ -43,8 +43,7 @@ async def close_session(sessions: AcpSessions, session_id: str) -> None:
     sessions.closing.add(session_id)
     try:
         answering = sessions.answering.get(session_id)
-        if answering is not None:
-            answering.cancel_asked = CLOSED
+        sessions.mark_cancelled(session_id, CLOSED)
         live.session.abort(CLOSED)
         if answering is not None:
             with anyio.move_on_after(CANCELLED_END_WAIT_S):
