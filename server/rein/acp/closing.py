@@ -48,6 +48,9 @@ async def close_session(sessions: AcpSessions, session_id: str) -> None:
         if answering is not None:
             with anyio.move_on_after(CANCELLED_END_WAIT_S):
                 await answering.answered.wait()
+            # The prompt may have switched the session's mode meanwhile: a
+            # new session (same id) in the table, the old one discarded.
+            live = sessions.live.get(session_id, live)
         if session_id in sessions.answering or live.session.busy:
             raise RequestError(
                 -32603,
@@ -57,7 +60,7 @@ async def close_session(sessions: AcpSessions, session_id: str) -> None:
             )
         live.unsubscribe()
         live.updates.close()
-        del sessions.live[session_id]
+        sessions.live.pop(session_id, None)
         await end_sessions([live.session], "other")
         live.host.manager.discard(live.session)
     finally:
