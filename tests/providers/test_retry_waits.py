@@ -203,17 +203,20 @@ async def test_an_abort_during_a_retry_wait_ends_it_at_once(mock_server: MockSer
     assert len(mock_server.requests) == 1
 
 
-async def test_a_steer_during_a_retry_wait_ends_it_and_is_sent_at_once(
+async def test_a_steer_during_a_backoff_wait_ends_it_and_is_sent_at_once(
     mock_server: MockServer,
 ) -> None:
+    # A wait of Rein's choosing (no Retry-After: a backoff of 15 to 30 s).
+    # A wait the server asked for is kept (the next test).
     mock_server.load(
         [
-            {"fault": {"status": 503, "retry_after": 30}},
+            {"fault": {"status": 503}},
             {"text": "steered", "expect": {"last_message_contains": "use the other file"}},
         ]
     )
-    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy()))
-    with anyio.fail_after(5):  # not the 30 s the server asked for
+    backoff = RetryPolicy(base_delay=30.0, max_delay=30.0)
+    agent, log = _agent(make_model("openai", mock_server, retry=backoff))
+    with anyio.fail_after(5):  # not the 15 to 30 s of the backoff
         async with anyio.create_task_group() as tg:
             results = []
 
@@ -230,6 +233,47 @@ async def test_a_steer_during_a_retry_wait_ends_it_and_is_sent_at_once(
     at = types.index("model_retry")
     assert types[at + 1] == "turn_end"
     assert types.index("steering_applied", at) < types.index("turn_start", at)
+    assert [r.outcome for r in mock_server.requests] == ["fault:status", "completed"]
+
+
+async def test_a_steer_during_the_servers_retry_after_is_sent_when_it_ends(
+    mock_server: MockServer,
+) -> None:
+    mock_server.load(
+        [
+            {"fault": {"status": 503, "retry_after": 30}},
+            {"text": "steered", "expect": {"last_message_contains": "use the other file"}},
+        ]
+    )
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 1:
+            await anyio.sleep_forever()  # the server's wait, until the steer ends it
+
+    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy(), sleep=sleep))
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            results = []
+
+            async def run() -> None:
+                results.append(await agent.prompt("hi"))
+
+            tg.start_soon(run)
+            await log.wait_for(lambda events: any(e.type == "model_retry" for e in events))
+            agent.steer("use the other file")
+    assert results[0].status == "completed", results[0].error
+    # The steer ended the turn's wait and went in; the steered request
+    # waited out the rest of the server's 30 s before it was sent, announced.
+    first, rest = log.of("model_retry")
+    assert waits[0] == first.wait_s == 30.0
+    assert 25.0 < waits[1] <= 30.0 and rest.wait_s == round(waits[1], 3)
+    assert rest.attempt == 1 and "HTTP 503" in rest.reason
+    types = log.types()
+    assert types.index("steering_applied") < types.index(
+        "model_retry", types.index("model_retry") + 1
+    )
     assert [r.outcome for r in mock_server.requests] == ["fault:status", "completed"]
 
 

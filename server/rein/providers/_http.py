@@ -61,9 +61,13 @@ class RetryPolicy:
     connection errors, stalls). A ``Retry-After`` above 0 wins over the
     backoff (one of 0 or less is no wait at all: the backoff stands); a
     server asking for more than ``max_retry_after`` seconds fails the turn
-    at once instead. A request spends at most ``max_total`` seconds on its
-    retries (the waits and the retried attempts, ``rein.model.maxRetryWait``):
-    a retry whose wait would pass it is not made."""
+    at once instead. A steer may end a backoff wait (the request is
+    dropped and the steered one sent at once), never the server's: the
+    model keeps its deadline and the next request waits out the rest of it
+    (an abort ends either at once). A request spends at most ``max_total``
+    seconds on its retries (the waits and the retried attempts,
+    ``rein.model.maxRetryWait``): a retry whose wait would pass it is not
+    made."""
 
     max_retries: int = 4
     base_delay: float = 0.5
@@ -171,6 +175,9 @@ class HttpModel(ABC):
         )
         self._transport = transport
         self._sleep = sleep
+        #: A server's Retry-After whose wait was ended early (a steer): the
+        #: next request waits out what is left of it first.
+        self._held: _Held | None = None
         self._client: httpx.AsyncClient | None = None
         # Credentials in the URL (https://user:pass@proxy, https://token@host,
         # ?api-key=...) and in extra headers are secrets: remembered in every
@@ -242,6 +249,13 @@ class HttpModel(ABC):
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelDelta, None]:
         payload = self.payload(request)
         body = json.dumps(payload).encode()
+        held = self._held
+        if held is not None and (left := held.until - anyio.current_time()) > 0:
+            # The server's Retry-After outlives a request dropped during its
+            # wait: no request goes before it (an abort still ends the wait).
+            yield RetryWait(self.label, held.reason, held.attempt, self.retry.max_retries, left)
+            await self._sleep(left)
+        self._held = None
         retry = 0
         #: Seconds spent on retries: the waits and the retried attempts.
         spent = 0.0
@@ -259,6 +273,7 @@ class HttpModel(ABC):
                     spent += anyio.current_time() - started
                 wait = self._retry_wait(exc, streamed, retry, spent)
                 reason = str(exc)
+                asked = _server_asked(exc)
             retry += 1
             log.warning(
                 "%s; retry %d/%d in %.2f s",
@@ -267,10 +282,13 @@ class HttpModel(ABC):
                 self.retry.max_retries,
                 wait,
             )
+            if asked:
+                self._held = _Held(anyio.current_time() + wait, reason, retry)
             # Announced as the wait begins; the consumer ends the wait early
             # by closing this stream (an abort, a steer).
             yield RetryWait(self.label, reason, retry, self.retry.max_retries, wait)
             await self._sleep(wait)
+            self._held = None
             spent += wait
 
     def _retry_wait(self, exc: ModelError, streamed: bool, retry: int, spent: float) -> float:
@@ -452,6 +470,22 @@ async def _error_body(response: httpx.Response) -> str:
     except httpx.HTTPError:
         pass  # the status alone is enough to report
     return raw.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A wait a server asked for (Retry-After): no request before ``until``
+    (``anyio.current_time()``); ``reason`` and ``attempt`` announce it again."""
+
+    until: float
+    reason: str
+    attempt: int
+
+
+def _server_asked(exc: ModelError) -> bool:
+    """The wait after ``exc`` is the server's (a Retry-After above 0), not
+    a backoff of Rein's choosing."""
+    return isinstance(exc, ProviderError) and (exc.retry_after or 0) > 0
 
 
 def _amend(exc: ModelError, note: str) -> None:
