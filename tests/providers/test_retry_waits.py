@@ -163,6 +163,28 @@ async def test_the_retry_time_is_bounded_and_the_failure_names_the_setting(
     assert len(mock_server.requests) == 2
 
 
+async def test_a_retried_attempt_ends_when_the_retry_time_does() -> None:
+    """maxRetryWait bounds the retried attempts too, not only the waits: a
+    retried attempt has what is left of it to begin its reply."""
+
+    async def slow_failure(_request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(1.0)  # each attempt takes 1 s, then fails
+        return httpx.Response(503, json={"error": {"message": "overloaded"}})
+
+    policy = RetryPolicy(max_retries=4, base_delay=0.05, max_delay=0.05, max_total=0.3)
+    model = make_model("openai", None, retry=policy, transport=httpx.MockTransport(slow_failure))
+    failed_at: list[float] = []
+    with pytest.raises(TransientError, match=r"maxRetryWait \(0\.3 s\)") as info:
+        async for delta in model.stream(request()):
+            failed_at.append(time.monotonic())  # the first attempt failed: retries begin
+            assert isinstance(delta, RetryWait)
+    spent = time.monotonic() - failed_at[0]
+    await model.aclose()
+    assert "had not begun its reply when the time for retries ran out" in str(info.value)
+    assert len(failed_at) == 1
+    assert spent < 0.8  # the budget (0.3 s) and slack, not a whole second's attempt
+
+
 def test_max_retries_is_bounded() -> None:
     assert ModelConfig(max_retries=MAX_RETRIES).max_retries == 10
     with pytest.raises(ValidationError, match="less than or equal to 10"):

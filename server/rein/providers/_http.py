@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -262,8 +263,14 @@ class HttpModel(ABC):
         while True:
             streamed = False
             started = anyio.current_time()
+            # A retried attempt has what is left of the budget to begin its
+            # reply (once it streams it is no longer retried: its bounds are
+            # the stream's).
+            deadline = started + max(self.retry.max_total - spent, 0.0) if retry else None
             try:
-                async with aclosing(self._attempt(request, payload, body, retry)) as deltas:
+                async with aclosing(
+                    self._attempt(request, payload, body, retry, deadline)
+                ) as deltas:
                     async for delta in deltas:
                         streamed = True
                         yield delta
@@ -321,8 +328,16 @@ class HttpModel(ABC):
         return wait
 
     async def _attempt(
-        self, request: ModelRequest, payload: dict[str, Any], body: bytes, attempt: int
+        self,
+        request: ModelRequest,
+        payload: dict[str, Any],
+        body: bytes,
+        attempt: int,
+        deadline: float | None = None,
     ) -> AsyncGenerator[ModelDelta, None]:
+        """One POST and its reply's deltas; with ``deadline`` (a retried
+        attempt: ``anyio.current_time()`` at which the retry budget ends),
+        a reply not begun by then fails it."""
         url = self.base_url + self.endpoint()
         client = self._get_client()
         headers = {
@@ -344,18 +359,25 @@ class HttpModel(ABC):
         error: BaseException | None = None
         try:
             try:
-                response = await client.send(http_request, stream=True)
-                self._bound(response, chunks)
-                if response.status_code >= 400:
-                    raise await self._status_error(response)
+                with anyio.CancelScope(
+                    deadline=math.inf if deadline is None else deadline
+                ) as scope:
+                    response = await client.send(http_request, stream=True)
+                    self._bound(response, chunks)
+                    if response.status_code >= 400:
+                        raise await self._status_error(response)
+                if scope.cancelled_caught or response is None:
+                    raise self._past_budget()
                 if 300 <= response.status_code < 400:
                     raise redirect_error(response, label=self.label, url=shown_url(url))
                 _refuse_encoded(response, self.label)
                 assembler = self.assembler(request)
                 progress = Progress(self.config.stream_progress_timeout, self.label)
                 async with aclosing(self._events(response)) as events:
-                    while (event := await progress.next(events)) is not None:
+                    while (event := await self._next(progress, events, deadline)) is not None:
                         deltas = assembler.feed(event)
+                        if deltas:
+                            deadline = None  # the reply has begun
                         for delta in deltas:
                             yield delta
                         progress.saw(deltas)
@@ -389,6 +411,25 @@ class HttpModel(ABC):
                 self._dump.response(
                     response, chunks, provider=self.provider, attempt=attempt, error=error
                 )
+
+    async def _next(
+        self,
+        progress: Progress,
+        events: AsyncGenerator[ServerSentEvent, None],
+        deadline: float | None,
+    ) -> ServerSentEvent | None:
+        """The reply's next event; before ``deadline`` when there is one."""
+        if deadline is None:
+            return await progress.next(events)
+        with anyio.CancelScope(deadline=deadline):
+            return await progress.next(events)
+        raise self._past_budget()
+
+    def _past_budget(self) -> TransientError:
+        return TransientError(
+            f"{self.label} had not begun its reply when the time for retries ran out "
+            "(the attempt was cancelled)"
+        )
 
     def _bound(self, response: httpx.Response, chunks: list[bytes]) -> None:
         """Bound the response's body (:mod:`rein.providers._limits`) and,
