@@ -274,6 +274,42 @@ async def test_a_cancel_before_the_run_started_cancels_it_and_the_next_prompt_wa
 
 
 @on_shared
+async def test_a_cancel_of_a_prompt_waiting_behind_a_cancelled_one_cancels_it(
+    shared: Shared, tmp_path: Path
+) -> None:
+    # Prompt, cancel, prompt, cancel, as an editor sends them: the second
+    # prompt waits for the first's answer (held by its analyzers' start in
+    # a folder of its own) when its cancel comes. Defect: the cancel marked
+    # only the first, and the second then ran and called the model.
+    mock, agent = shared.model(), shared.agent
+    await load_scenario(mock, "never", [{"text": "the model was called"}])
+    fresh = tmp_path / "fresh"
+    shutil.copytree(WORKSPACES / "pyproj", fresh)
+    sid = (await agent.new_session(fresh)).session_id
+    prompts_seen = 0
+    on_the_wire = [asyncio.Event(), asyncio.Event()]
+
+    def seen(event: Any) -> None:
+        nonlocal prompts_seen
+        params = event.message.get("params") or {}
+        if event.message.get("method") == "session/prompt" and params.get("sessionId") == sid:
+            on_the_wire[min(prompts_seen, 1)].set()
+            prompts_seen += 1
+
+    agent.conn._conn.add_observer(seen)
+    answers = []
+    for text in ("the first prompt", "the second prompt"):
+        answers.append(asyncio.ensure_future(prompt(agent, sid, text)))
+        with anyio.fail_after(REQUEST_S):
+            await on_the_wire[len(answers) - 1].wait()
+        await agent.conn.cancel(session_id=sid)
+
+    assert [await answer for answer in answers] == ["cancelled", "cancelled"]
+    assert await model_requests(mock) == []
+    assert "the model was called" not in agent.editor.said(sid)
+
+
+@on_shared
 async def test_session_close_cancels_the_prompt_and_the_session_leaves_until_loaded(
     shared: Shared,
 ) -> None:

@@ -1,6 +1,7 @@
 """The mapping of ``model_retry`` to ACP updates: one call per request's
-retries, updated by each later retry, closed when the reply starts,
-the turn ends (a steer ended the wait) or the run ends without a reply."""
+retries, updated by each later retry, completed when the reply starts,
+failed when the run ends without one (never completed by the turn's end: an
+abort ends the turn before the run)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from rein.acp.updates import UpdateMapper
-from rein.harness.events import Event, MessageStart, ModelRetry, RunEnd, SubagentActivity
+from rein.harness.events import (
+    Event,
+    MessageStart,
+    ModelRetry,
+    RunEnd,
+    SubagentActivity,
+    TurnEnd,
+)
 
 
 def _retry(attempt: int, wait_s: float = 1.0) -> ModelRetry:
@@ -44,6 +52,21 @@ def test_later_retries_update_the_call_and_a_failed_run_fails_it(tmp_path: Path)
     [closed] = _sent(mapper, MessageStart(role="assistant"))
     assert closed["status"] == "completed"
     assert _sent(mapper, MessageStart(role="assistant")) == []
+
+
+def test_a_wait_ended_without_a_reply_is_failed_not_completed(tmp_path: Path) -> None:
+    mapper = UpdateMapper(tmp_path, lambda _: None, lambda: 1000)
+    [start] = _sent(mapper, _retry(1, 30.0))
+    # An abort during the wait: the turn ends, then the run, with no reply.
+    assert _sent(mapper, TurnEnd(turn=1)) == []
+    [end] = _sent(mapper, RunEnd(run_id="r", status="aborted", reason="cancelled"))
+    assert (end["toolCallId"], end["status"]) == (start["toolCallId"], "failed")
+    # A steer during the wait: the turn ends, the steered request's reply
+    # completes the call.
+    [steered] = _sent(mapper, _retry(1, 30.0))
+    assert _sent(mapper, TurnEnd(turn=2)) == []
+    [closed] = _sent(mapper, MessageStart(role="assistant"))
+    assert (closed["toolCallId"], closed["status"]) == (steered["toolCallId"], "completed")
 
 
 def test_a_subagents_retry_is_a_line_on_its_task_call(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """The panel sees the model's retries: the real `rein serve` over stdio, the
 real OpenAI-compatible provider over HTTP to the mock server. A 429 with a
 short ``Retry-After`` reaches the editor as a ``model_retry`` event before
-the reply starts; a steer sent while a 30 s wait runs ends it at once."""
+the reply starts; a steer sent during the server's wait goes in at once, and
+the steered request waits out the rest of it."""
 
 from __future__ import annotations
 
@@ -50,9 +51,15 @@ async def test_a_retry_reaches_the_panel_before_the_reply(workspace: Path, tmp_p
     assert types.index("model_retry") < types.index("message_start", types.index("turn_start"))
 
 
-async def test_a_steer_ends_a_retry_wait_at_once(workspace: Path, tmp_path: Path) -> None:
+async def test_a_steer_during_the_servers_wait_goes_in_and_the_rest_is_waited_out(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # A steer ends a wait of Rein's choosing at once, never the server's
+    # (tests/providers/test_retry_waits.py has both): here it goes in at
+    # once, and the steered request waits out the rest of the Retry-After,
+    # announced again.
     scenario = [
-        {"fault": {"status": 503, "retry_after": 30}},
+        {"fault": {"status": 503, "retry_after": 2}},
         {"text": "steered", "expect": {"last_message_contains": "use the other file"}},
     ]
     async with (
@@ -61,10 +68,16 @@ async def test_a_steer_ends_a_retry_wait_at_once(workspace: Path, tmp_path: Path
     ):
         prompt = asyncio.ensure_future(_request(editor, "rein/prompt", {"text": "go"}))
         retry = await editor.wait_event(lambda e: e["event"]["type"] == "model_retry")
-        assert retry["event"]["wait_s"] == 30
+        assert retry["event"]["wait_s"] == 2
         steer = {"sessionId": retry["sessionId"], "text": "use the other file"}
         assert (await _request(editor, "rein/steer", steer))["queued"] is True
-        result = await asyncio.wait_for(prompt, 10)  # not the 30 s the server asked for
+        result = await asyncio.wait_for(prompt, 30)
         outcomes = [r.outcome for r in mock.requests]
     assert result["status"] == "completed", result
     assert outcomes == ["fault:status", "completed"]
+    events = [e["event"] for e in editor.events]
+    types = [e["type"] for e in events]
+    first = types.index("model_retry")
+    rest = types.index("model_retry", first + 1)
+    assert first < types.index("steering_applied", first) < rest
+    assert events[rest]["attempt"] == 1 and 0 < events[rest]["wait_s"] <= 2

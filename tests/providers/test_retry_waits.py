@@ -12,6 +12,7 @@ import asyncio
 import time
 
 import anyio
+import httpx
 import pytest
 from pydantic import ValidationError
 
@@ -28,7 +29,9 @@ from tests.providers.conftest import make_model, request
 from tests.providers.raw_server import RawServer
 
 PROVIDERS = [pytest.param("openai", id="openai"), pytest.param("anthropic", id="anthropic")]
-KEY = "sk-proj-RETRYkey0123456789abcdefABCDEF"
+# No known key shape: only remembering the key redacts it (an ``sk-...`` key
+# would be redacted by its shape alone, and the test could not fail).
+KEY = "RetryKEY-0123456789-abcdefABCDEF"
 
 
 async def _consume(model: HttpModel, order: list[object]) -> None:
@@ -160,6 +163,28 @@ async def test_the_retry_time_is_bounded_and_the_failure_names_the_setting(
     assert len(mock_server.requests) == 2
 
 
+async def test_a_retried_attempt_ends_when_the_retry_time_does() -> None:
+    """maxRetryWait bounds the retried attempts too, not only the waits: a
+    retried attempt has what is left of it to begin its reply."""
+
+    async def slow_failure(_request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(1.0)  # each attempt takes 1 s, then fails
+        return httpx.Response(503, json={"error": {"message": "overloaded"}})
+
+    policy = RetryPolicy(max_retries=4, base_delay=0.05, max_delay=0.05, max_total=0.3)
+    model = make_model("openai", None, retry=policy, transport=httpx.MockTransport(slow_failure))
+    failed_at: list[float] = []
+    with pytest.raises(TransientError, match=r"maxRetryWait \(0\.3 s\)") as info:
+        async for delta in model.stream(request()):
+            failed_at.append(time.monotonic())  # the first attempt failed: retries begin
+            assert isinstance(delta, RetryWait)
+    spent = time.monotonic() - failed_at[0]
+    await model.aclose()
+    assert "had not begun its reply when the time for retries ran out" in str(info.value)
+    assert len(failed_at) == 1
+    assert spent < 0.8  # the budget (0.3 s) and slack, not a whole second's attempt
+
+
 def test_max_retries_is_bounded() -> None:
     assert ModelConfig(max_retries=MAX_RETRIES).max_retries == 10
     with pytest.raises(ValidationError, match="less than or equal to 10"):
@@ -200,17 +225,20 @@ async def test_an_abort_during_a_retry_wait_ends_it_at_once(mock_server: MockSer
     assert len(mock_server.requests) == 1
 
 
-async def test_a_steer_during_a_retry_wait_ends_it_and_is_sent_at_once(
+async def test_a_steer_during_a_backoff_wait_ends_it_and_is_sent_at_once(
     mock_server: MockServer,
 ) -> None:
+    # A wait of Rein's choosing (no Retry-After: a backoff of 15 to 30 s).
+    # A wait the server asked for is kept (the next test).
     mock_server.load(
         [
-            {"fault": {"status": 503, "retry_after": 30}},
+            {"fault": {"status": 503}},
             {"text": "steered", "expect": {"last_message_contains": "use the other file"}},
         ]
     )
-    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy()))
-    with anyio.fail_after(5):  # not the 30 s the server asked for
+    backoff = RetryPolicy(base_delay=30.0, max_delay=30.0)
+    agent, log = _agent(make_model("openai", mock_server, retry=backoff))
+    with anyio.fail_after(5):  # not the 15 to 30 s of the backoff
         async with anyio.create_task_group() as tg:
             results = []
 
@@ -230,6 +258,47 @@ async def test_a_steer_during_a_retry_wait_ends_it_and_is_sent_at_once(
     assert [r.outcome for r in mock_server.requests] == ["fault:status", "completed"]
 
 
+async def test_a_steer_during_the_servers_retry_after_is_sent_when_it_ends(
+    mock_server: MockServer,
+) -> None:
+    mock_server.load(
+        [
+            {"fault": {"status": 503, "retry_after": 30}},
+            {"text": "steered", "expect": {"last_message_contains": "use the other file"}},
+        ]
+    )
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 1:
+            await anyio.sleep_forever()  # the server's wait, until the steer ends it
+
+    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy(), sleep=sleep))
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            results = []
+
+            async def run() -> None:
+                results.append(await agent.prompt("hi"))
+
+            tg.start_soon(run)
+            await log.wait_for(lambda events: any(e.type == "model_retry" for e in events))
+            agent.steer("use the other file")
+    assert results[0].status == "completed", results[0].error
+    # The steer ended the turn's wait and went in; the steered request
+    # waited out the rest of the server's 30 s before it was sent, announced.
+    first, rest = log.of("model_retry")
+    assert waits[0] == first.wait_s == 30.0
+    assert 25.0 < waits[1] <= 30.0 and rest.wait_s == round(waits[1], 3)
+    assert rest.attempt == 1 and "HTTP 503" in rest.reason
+    types = log.types()
+    assert types.index("steering_applied") < types.index(
+        "model_retry", types.index("model_retry") + 1
+    )
+    assert [r.outcome for r in mock_server.requests] == ["fault:status", "completed"]
+
+
 async def test_credentials_in_the_base_url_are_not_in_the_retry_event(
     mock_server: MockServer,
 ) -> None:
@@ -242,3 +311,37 @@ async def test_credentials_in_the_base_url_are_not_in_the_retry_event(
     [retry] = log.of("model_retry")
     assert secret not in retry.provider and secret not in retry.reason
     assert retry.provider.startswith("openai (http://proxyuser:[redacted]@127.0.0.1:")
+
+
+async def test_secrets_in_the_url_and_headers_are_in_no_retry_event_or_error() -> None:
+    """Each in every form it may be echoed in: a password percent-encoded
+    in the URL and decoded, a query-string key, extra headers' keys. None
+    has a known key shape: only remembering them redacts them."""
+    password, decoded = "Pw%2FnoShape-0123456789", "Pw/noShape-0123456789"
+    query_key, header_key = "QueryNoShape0123456789", "HeaderNoShape-0123456789ab"
+    custom_key = "CustomNoShape-0123456789ab"
+    echoed = f"refused {password} {decoded} {query_key} {header_key} {custom_key}"
+
+    def refuse(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(502, json={"error": {"message": echoed}})
+
+    model = make_model(
+        "openai",
+        None,
+        retry=RetryPolicy(max_retries=1, base_delay=0.01),
+        transport=httpx.MockTransport(refuse),
+        base_url=f"https://proxyuser:{password}@proxy.example/v1?api-key={query_key}",
+        extra_headers={"api-key": header_key, "Ocp-Apim-Subscription-Key": custom_key},
+    )
+    agent, log = _agent(model)
+    result = await agent.prompt("hi")
+    await model.aclose()
+    assert result.status == "failed" and "HTTP 502" in (result.error or "")
+    [retry] = log.of("model_retry")
+    assert (
+        retry.provider
+        == "openai (https://proxyuser:[redacted]@proxy.example/v1?api-key=[redacted])"
+    )
+    for text in (retry.provider, retry.reason, result.error or ""):
+        for secret in (password, decoded, query_key, header_key, custom_key):
+            assert secret not in text

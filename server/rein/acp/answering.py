@@ -9,7 +9,9 @@ answers ``cancelled`` without running, or its run is aborted at its
 ``agent_start`` when it already began (the store's bookkeeping before a
 run). A prompt sent after a cancel, before the cancelled one answered (as
 an editor sends the person's next message), waits for that answer within
-:data:`CANCELLED_END_WAIT_S` instead of being refused as busy.
+:data:`CANCELLED_END_WAIT_S` instead of being refused as busy; it is
+known while it waits (``AcpSessions.waiting``), so a cancel read meanwhile
+cancels it as well.
 """
 
 from __future__ import annotations

@@ -43,12 +43,14 @@ async def close_session(sessions: AcpSessions, session_id: str) -> None:
     sessions.closing.add(session_id)
     try:
         answering = sessions.answering.get(session_id)
-        if answering is not None:
-            answering.cancel_asked = CLOSED
+        sessions.mark_cancelled(session_id, CLOSED)
         live.session.abort(CLOSED)
         if answering is not None:
             with anyio.move_on_after(CANCELLED_END_WAIT_S):
                 await answering.answered.wait()
+            # The prompt may have switched the session's mode meanwhile: a
+            # new session (same id) in the table, the old one discarded.
+            live = sessions.live.get(session_id, live)
         if session_id in sessions.answering or live.session.busy:
             raise RequestError(
                 -32603,
@@ -58,7 +60,7 @@ async def close_session(sessions: AcpSessions, session_id: str) -> None:
             )
         live.unsubscribe()
         live.updates.close()
-        del sessions.live[session_id]
+        sessions.live.pop(session_id, None)
         await end_sessions([live.session], "other")
         live.host.manager.discard(live.session)
     finally:

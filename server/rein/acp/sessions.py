@@ -107,6 +107,9 @@ class AcpSessions:
         self.live: dict[str, Live] = {}
         #: The prompt being answered, per session id.
         self.answering: dict[str, Answering] = {}
+        #: The prompts waiting for a cancelled one's answer, per session id
+        #: (a cancel marks them too).
+        self.waiting: dict[str, list[Answering]] = {}
         #: The sessions session/close is closing.
         self.closing: set[str] = set()
         self._tg = tg
@@ -283,16 +286,27 @@ class AcpSessions:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
         text = prompt_of(self.config, live.host.root, prompt).text
+        # Known before it waits: a session/cancel read while it waits for a
+        # cancelled prompt's answer cancels it too.
+        answering = Answering()
         earlier = self.answering.get(session_id)
-        if earlier is not None and await earlier.cancelled_and_ended():
-            live = self._live(session_id)  # the cancelled prompt answered
+        if earlier is not None and earlier.cancel_asked is not None:
+            waiting = self.waiting.setdefault(session_id, [])
+            waiting.append(answering)
+            try:
+                if await earlier.cancelled_and_ended():
+                    live = self._live(session_id)  # the cancelled prompt answered
+            finally:
+                waiting.remove(answering)
+                if not waiting:
+                    del self.waiting[session_id]
         if session_id in self.closing:
             raise errors.unknown_session(session_id)
         if self._busy(live):
             raise errors.busy(session_id)
         # No await since the check: a session/cancel read after this
         # prompt finds it being answered, whatever it waits on.
-        answering = self.answering[session_id] = Answering()
+        self.answering[session_id] = answering
         try:
             return await self._answer(live, answering, text)
         finally:
@@ -363,11 +377,19 @@ class AcpSessions:
         if live is None:
             log.warning("session/cancel: no session %s", session_id)
             return
-        answering = self.answering.get(session_id)
-        if answering is not None:  # also before its run started
-            answering.cancel_asked = "cancelled by the client"
-        if not live.session.abort("cancelled by the client") and answering is None:
+        # Also before its run started, and the prompts waiting behind it.
+        marked = self.mark_cancelled(session_id, "cancelled by the client")
+        if not live.session.abort("cancelled by the client") and not marked:
             log.info("session/cancel: session %s is not running", session_id)
+
+    def mark_cancelled(self, session_id: str, reason: str) -> bool:
+        """Cancel the session's prompt being answered and those waiting
+        behind it; False when there is none."""
+        prompts = [self.answering.get(session_id), *self.waiting.get(session_id, ())]
+        marked = [answering for answering in prompts if answering is not None]
+        for answering in marked:
+            answering.cancel_asked = reason
+        return bool(marked)
 
     async def close_session(self, session_id: str) -> None:
         from rein.acp.closing import close_session
@@ -514,8 +536,8 @@ class AcpSessions:
 
     def abort_all(self, reason: str) -> None:
         """Abort every run, and every prompt whose run has not started."""
-        for answering in self.answering.values():
-            answering.cancel_asked = reason
+        for session_id in {*self.answering, *self.waiting}:
+            self.mark_cancelled(session_id, reason)
         for live in self.live.values():
             live.session.abort(reason)
 

@@ -17,10 +17,11 @@ The mapping (docs/acp.md draws it for clients):
 - ``gate_start`` / ``gate_result`` -> a ``think`` call "Check: <gate>";
   ``repair_attempt`` -> an ``other`` call "Repair n/max" with its blockers;
 - ``model_retry`` -> an ``other`` call "Model retry n/max in W s" with the
-  reason (later retries of the request update it), ``completed`` when the
-  reply starts (or the turn ends: a steer ended the wait), ``failed`` when
-  the run ends without one: ACP has no status line, and every client shows
-  a tool call;
+  reason (later retries of the request update it), ``completed`` when a
+  reply starts, ``failed`` when the run ends without one (an abort ended
+  the wait, the retries gave up); a turn that ends without a reply (a
+  steer ended the wait) leaves it open for the next request's reply or
+  retry: ACP has no status line, and every client shows a tool call;
 - ``plan_updated`` -> ``plan``; ``turn_end`` -> ``usage_update``;
 - ``subagent_activity`` -> content on the ``task`` call; ``error`` -> a message;
   ``gate_waiting`` (a wait on the analyzers past a second) -> a thought;
@@ -432,8 +433,10 @@ class UpdateMapper:
         return [helpers.update_plan(plan_entries(event.steps))]
 
     def _on_turn_end(self, event: Any) -> list[SessionUpdate]:
-        # A retry's wait a steer ended: the turn ends with no reply.
-        closed = self._close_retry("completed")
+        # A retry still open: the turn ended with no reply (an abort or a
+        # steer ended the wait). Not closed here: the run's end fails it,
+        # the steered request's reply completes it.
+        closed: list[SessionUpdate] = []
         usage = event.usage
         context = event.context
         if context is not None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
-from urllib.parse import unquote, urlsplit
 
 import anyio
 import httpx
@@ -27,7 +27,6 @@ from rein.harness.conversation.wire import header_secrets, redact_headers, redac
 from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
 from rein.harness.messages import AssistantMessage
 from rein.harness.ports import ModelDelta, ModelRequest, RetryWait, TurnDone
-from rein.harness.redaction import remember_secret
 from rein.providers import _limits
 from rein.providers._errors import (
     header_retry_after,
@@ -37,6 +36,7 @@ from rein.providers._errors import (
     transport_error,
 )
 from rein.providers._limits import BoundedStream, Progress
+from rein.providers._secrets import config_secrets, shown_url
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
 
@@ -62,9 +62,13 @@ class RetryPolicy:
     connection errors, stalls). A ``Retry-After`` above 0 wins over the
     backoff (one of 0 or less is no wait at all: the backoff stands); a
     server asking for more than ``max_retry_after`` seconds fails the turn
-    at once instead. A request spends at most ``max_total`` seconds on its
-    retries (the waits and the retried attempts, ``rein.model.maxRetryWait``):
-    a retry whose wait would pass it is not made."""
+    at once instead. A steer may end a backoff wait (the request is
+    dropped and the steered one sent at once), never the server's: the
+    model keeps its deadline and the next request waits out the rest of it
+    (an abort ends either at once). A request spends at most ``max_total``
+    seconds on its retries (the waits and the retried attempts,
+    ``rein.model.maxRetryWait``): a retry whose wait would pass it is not
+    made."""
 
     max_retries: int = 4
     base_delay: float = 0.5
@@ -172,16 +176,19 @@ class HttpModel(ABC):
         )
         self._transport = transport
         self._sleep = sleep
+        #: A server's Retry-After whose wait was ended early (a steer): the
+        #: next request waits out what is left of it first.
+        self._held: _Held | None = None
         self._client: httpx.AsyncClient | None = None
+        # Credentials in the URL (https://user:pass@proxy, https://token@host,
+        # ?api-key=...) and in extra headers are secrets: remembered in every
+        # form, and the URL a message names (an error, a model_retry) has
+        # them replaced.
+        self._secrets = config_secrets(self.base_url, config.extra_headers)
         self._dump: WireDump | None = None
         if config.wire_dump:
-            self._dump = WireDump(config.wire_dump, [config.api_key()])
-        # Credentials in the URL (https://user:pass@proxy, https://token@host)
-        # are secrets: every message naming the URL (an error, a model_retry)
-        # is redacted.
-        parts = urlsplit(self.base_url)
-        remember_secret(unquote(parts.password or parts.username or ""))
-        self.label = f"{self.provider} ({self.base_url})"
+            self._dump = WireDump(config.wire_dump, [config.api_key(), *self._secrets])
+        self.label = f"{self.provider} ({shown_url(self.base_url)})"
 
     @property
     def name(self) -> str:
@@ -207,11 +214,11 @@ class HttpModel(ABC):
         redacted wherever it appears."""
         headers = self.headers()
         record = {
-            "url": self.base_url + self.endpoint(),
+            "url": shown_url(self.base_url + self.endpoint()),
             "headers": redact_headers(headers.items()),
             "body": self.payload(request),
         }
-        secrets = header_secrets(headers.items()) | {self.config.api_key() or ""}
+        secrets = header_secrets(headers.items()) | {self.config.api_key() or ""} | self._secrets
         return self.provider, redact_payload(record, secrets)
 
     def events_from_json(self, data: Any) -> list[ServerSentEvent] | None:
@@ -243,14 +250,27 @@ class HttpModel(ABC):
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelDelta, None]:
         payload = self.payload(request)
         body = json.dumps(payload).encode()
+        held = self._held
+        if held is not None and (left := held.until - anyio.current_time()) > 0:
+            # The server's Retry-After outlives a request dropped during its
+            # wait: no request goes before it (an abort still ends the wait).
+            yield RetryWait(self.label, held.reason, held.attempt, self.retry.max_retries, left)
+            await self._sleep(left)
+        self._held = None
         retry = 0
         #: Seconds spent on retries: the waits and the retried attempts.
         spent = 0.0
         while True:
             streamed = False
             started = anyio.current_time()
+            # A retried attempt has what is left of the budget to begin its
+            # reply (once it streams it is no longer retried: its bounds are
+            # the stream's).
+            deadline = started + max(self.retry.max_total - spent, 0.0) if retry else None
             try:
-                async with aclosing(self._attempt(request, payload, body, retry)) as deltas:
+                async with aclosing(
+                    self._attempt(request, payload, body, retry, deadline)
+                ) as deltas:
                     async for delta in deltas:
                         streamed = True
                         yield delta
@@ -260,6 +280,7 @@ class HttpModel(ABC):
                     spent += anyio.current_time() - started
                 wait = self._retry_wait(exc, streamed, retry, spent)
                 reason = str(exc)
+                asked = _server_asked(exc)
             retry += 1
             log.warning(
                 "%s; retry %d/%d in %.2f s",
@@ -268,10 +289,13 @@ class HttpModel(ABC):
                 self.retry.max_retries,
                 wait,
             )
+            if asked:
+                self._held = _Held(anyio.current_time() + wait, reason, retry)
             # Announced as the wait begins; the consumer ends the wait early
             # by closing this stream (an abort, a steer).
             yield RetryWait(self.label, reason, retry, self.retry.max_retries, wait)
             await self._sleep(wait)
+            self._held = None
             spent += wait
 
     def _retry_wait(self, exc: ModelError, streamed: bool, retry: int, spent: float) -> float:
@@ -304,8 +328,16 @@ class HttpModel(ABC):
         return wait
 
     async def _attempt(
-        self, request: ModelRequest, payload: dict[str, Any], body: bytes, attempt: int
+        self,
+        request: ModelRequest,
+        payload: dict[str, Any],
+        body: bytes,
+        attempt: int,
+        deadline: float | None = None,
     ) -> AsyncGenerator[ModelDelta, None]:
+        """One POST and its reply's deltas; with ``deadline`` (a retried
+        attempt: ``anyio.current_time()`` at which the retry budget ends),
+        a reply not begun by then fails it."""
         url = self.base_url + self.endpoint()
         client = self._get_client()
         headers = {
@@ -327,18 +359,25 @@ class HttpModel(ABC):
         error: BaseException | None = None
         try:
             try:
-                response = await client.send(http_request, stream=True)
-                self._bound(response, chunks)
-                if response.status_code >= 400:
-                    raise await self._status_error(response)
+                with anyio.CancelScope(
+                    deadline=math.inf if deadline is None else deadline
+                ) as scope:
+                    response = await client.send(http_request, stream=True)
+                    self._bound(response, chunks)
+                    if response.status_code >= 400:
+                        raise await self._status_error(response)
+                if scope.cancelled_caught or response is None:
+                    raise self._past_budget()
                 if 300 <= response.status_code < 400:
-                    raise redirect_error(response, label=self.label, url=url)
+                    raise redirect_error(response, label=self.label, url=shown_url(url))
                 _refuse_encoded(response, self.label)
                 assembler = self.assembler(request)
                 progress = Progress(self.config.stream_progress_timeout, self.label)
                 async with aclosing(self._events(response)) as events:
-                    while (event := await progress.next(events)) is not None:
+                    while (event := await self._next(progress, events, deadline)) is not None:
                         deltas = assembler.feed(event)
+                        if deltas:
+                            deadline = None  # the reply has begun
                         for delta in deltas:
                             yield delta
                         progress.saw(deltas)
@@ -353,7 +392,10 @@ class HttpModel(ABC):
                 message = assembler.finish()
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise transport_error(
-                    exc, label=self.label, url=url, idle_timeout=self.config.stream_idle_timeout
+                    exc,
+                    label=self.label,
+                    url=shown_url(url),
+                    idle_timeout=self.config.stream_idle_timeout,
                 ) from exc
             yield TurnDone(message)
         except GeneratorExit:
@@ -369,6 +411,25 @@ class HttpModel(ABC):
                 self._dump.response(
                     response, chunks, provider=self.provider, attempt=attempt, error=error
                 )
+
+    async def _next(
+        self,
+        progress: Progress,
+        events: AsyncGenerator[ServerSentEvent, None],
+        deadline: float | None,
+    ) -> ServerSentEvent | None:
+        """The reply's next event; before ``deadline`` when there is one."""
+        if deadline is None:
+            return await progress.next(events)
+        with anyio.CancelScope(deadline=deadline):
+            return await progress.next(events)
+        raise self._past_budget()
+
+    def _past_budget(self) -> TransientError:
+        return TransientError(
+            f"{self.label} had not begun its reply when the time for retries ran out "
+            "(the attempt was cancelled)"
+        )
 
     def _bound(self, response: httpx.Response, chunks: list[bytes]) -> None:
         """Bound the response's body (:mod:`rein.providers._limits`) and,
@@ -450,6 +511,22 @@ async def _error_body(response: httpx.Response) -> str:
     except httpx.HTTPError:
         pass  # the status alone is enough to report
     return raw.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A wait a server asked for (Retry-After): no request before ``until``
+    (``anyio.current_time()``); ``reason`` and ``attempt`` announce it again."""
+
+    until: float
+    reason: str
+    attempt: int
+
+
+def _server_asked(exc: ModelError) -> bool:
+    """The wait after ``exc`` is the server's (a Retry-After above 0), not
+    a backoff of Rein's choosing."""
+    return isinstance(exc, ProviderError) and (exc.retry_after or 0) > 0
 
 
 def _amend(exc: ModelError, note: str) -> None:

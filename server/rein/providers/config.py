@@ -66,7 +66,9 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(4, ge=0, le=MAX_RETRIES)
     #: Seconds one model request may spend on retries: the waits between
     #: attempts and the retried attempts themselves. A retry whose wait
-    #: would pass it is not made: the turn fails, naming this setting.
+    #: would pass it is not made, and a retried attempt that has not begun
+    #: its reply when it runs out is cancelled: the turn fails, naming this
+    #: setting.
     max_retry_wait: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False)
     #: The timeouts are finite (.inf would be a wait without end).
     #: Seconds without a byte from the server before the stream counts as stalled.

@@ -79,7 +79,9 @@ class TurnStream:
         """The turn's final message; None when a steer arrived while the
         request waited to be retried (the wait ends at once, the request is
         dropped with nothing of the reply come, and the loop goes back to its
-        boundary, where the steer is delivered and a new request sent).
+        boundary, where the steer is delivered and a new request sent; a
+        model that keeps a server's Retry-After makes that request wait out
+        its rest, announced as a retry).
         Raises ModelError when the model fails or ends its stream without a
         message (then :meth:`close` it)."""
         self.open = False
