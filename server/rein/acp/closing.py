@@ -13,25 +13,36 @@ an unknown session. An isolated session is refused (it ends with
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import anyio
 from acp import RequestError
 
 from rein.acp import errors
-from rein.acp.answering import CANCELLED_END_WAIT_S
+from rein.acp.answering import CANCELLED_END_WAIT_S, Answering
+from rein.acp.isolated import AcpIsolation
+from rein.acp.live import Live
 from rein.session.ending import end_sessions
 
-if TYPE_CHECKING:
-    from rein.acp.sessions import AcpSessions
+__all__ = ["CLOSED", "ClosingSessions", "close_session"]
 
-__all__ = ["CLOSED", "close_session"]
+
+class ClosingSessions(Protocol):
+    """What closing a session uses of the agent's sessions
+    (:class:`rein.acp.sessions.AcpSessions`)."""
+
+    live: dict[str, Live]
+    answering: dict[str, Answering]
+    closing: set[str]
+    isolation: AcpIsolation | None
+
+    def mark_cancelled(self, session_id: str, reason: str) -> bool: ...
 
 #: Why the session's run ends.
 CLOSED = "the session was closed"
 
 
-async def close_session(sessions: AcpSessions, session_id: str) -> None:
+async def close_session(sessions: ClosingSessions, session_id: str) -> None:
     live = sessions.live.get(session_id)
     if live is None or session_id in sessions.closing:
         raise errors.unknown_session(session_id)
