@@ -53,6 +53,9 @@ pytest runs it, :mod:`rein.testgate.warm`):
   and a later run imports them instead of compiling and rewriting its
   test files again (:class:`~rein.testgate.shadow.ShadowTree` deletes
   what could come back with the same stamp).
+* ``again`` (the first run): ``-p rein_testgate_rerun`` too, a failing
+  test run once more in the same process, both outcomes reported
+  (:mod:`rein.testgate.rerun_in_process`).
 * ``coverage`` (a run whose record the gate keeps): ``-p
   rein_testgate_coverage`` too, the record's path in
   ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`); ``untraced``:
@@ -70,6 +73,7 @@ from typing import Any
 
 from rein.testgate.junit import Outcome, TestResult
 from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
+from rein.testgate.rerun_in_process import RERUN_PLUGIN, write_rerun_plugin
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
@@ -119,6 +123,8 @@ def _row(report, kind):
         # Only a failure's output is shown (a test's last report holds
         # what its earlier phases captured too).
         "sections": [[t, c] for t, c in report.sections] if report.failed else [],
+        # Its in-process re-run's line follows (rein_testgate_rerun).
+        "again": report.failed and _state.get("retrying") == report.nodeid,
     }
 
 
@@ -281,6 +287,7 @@ def pytest_command(
     coverage: Path | None = None,
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
+    again: bool = False,
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini are the shadow's
@@ -291,7 +298,9 @@ def pytest_command(
     each test ran is recorded there (:mod:`rein.testgate.recorder`), but
     for the ``untraced`` tests', and with ``only``, of ``targets`` only the
     ``whole`` files (None: all) are collected whole, the others as
-    ``only`` names them (an earlier record lists their tests)."""
+    ``only`` names them (an earlier record lists their tests); ``again``: a
+    failing test runs once more at once in the same process
+    (:mod:`rein.testgate.rerun_in_process`: the first run's)."""
     plugin_dir = shadow.own("plugin")
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -299,6 +308,9 @@ def pytest_command(
     start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket, warm.token]
     argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
+    if again:
+        write_rerun_plugin(plugin_dir)
+        argv += ["-p", RERUN_PLUGIN]
     recorded = ""
     if coverage is not None:
         write_plugin(plugin_dir)

@@ -137,6 +137,7 @@ async def run_tests(
     record: bool = False,
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
+    again: bool = False,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -147,7 +148,9 @@ async def run_tests(
     (a custom command ignores it); ``warm``: pytest is run by the warm
     process (:mod:`rein.testgate.warm`); ``record``: what each test ran is
     recorded (pytest without xdist only), but for the ``untraced`` tests',
-    with only the ``whole`` files (None: all) collected whole."""
+    with only the ``whole`` files (None: all) collected whole; ``again``: a
+    failing test runs once more in the same pytest process (the first run,
+    :mod:`rein.testgate.rerun_in_process`)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -182,6 +185,7 @@ async def run_tests(
             coverage=coverage,
             untraced=untraced,
             whole=whole,
+            again=again,
         )
         who = "pytest"
     if report.exists() or report.is_symlink():

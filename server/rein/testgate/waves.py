@@ -1,33 +1,35 @@
 """The failing tests of a verdict judged while its first run goes on.
 
-A blocked verdict used to be the first run, then the failing tests' re-run
-beside their baseline run (two more pytest processes, started when the
-first run ended): the verdict waited for all three one after the other.
-Now the gate reads the first run's report as pytest writes it (a JSON line
-per report, :mod:`rein.testgate.pytest_run`) and, as soon as a test fails,
-runs it again and in the baseline (:meth:`ShadowRuns.again_and_before`)
-while the first run goes on: a *wave*. The re-run goes to a third kept
-shadow tree, "again" (the first run still holds "now"), made fresh for
-each wave as before; the baseline to "before". One wave at a time: the
-tests that fail during a wave wait for the next, and those that failed
-after the last wave started (or that the stream did not show: a run whose
-report was read only at its end) make a last wave when the first run has
-ended. A wave while the first run goes on runs the re-run, then the
-baseline (one process beside the first run's: on 2 cores, two at once
-beside it slowed it as much as they saved, click's first runs 0.77 → 1.47
-s at a load of 5); a wave after it, both at once. A wave starts before
-that only when what is left of the first run (its tests collected and done
-so far, from the plugin's lines, and the time they took) looks longer than
-the gate's last wave took: a wave still running when the first run ends
-holds the trees, and the last wave waits for it, so on a short first run
-two waves would cost more than one. So the verdict waits after its first
-run only for what is left of the waves; the tests judged, the re-run's
-fresh tree and the baseline's texts are as they were before the waves (a
-test's re-run and baseline are still one run each). A wave started for a
-test the finished run does not count as failing (a changed test file that
-does not import: blocking at once) judges nothing that is read. The waves
-are cancelled (their pytest processes killed) when the verdict ends
-another way.
+A blocked verdict used to be the first run, then the failing tests'
+re-run beside their baseline run, each a pytest process of its own. Now
+the first run re-runs a failing test at once in its own process
+(:mod:`rein.testgate.rerun_in_process`), and the gate reads the first
+run's report as pytest writes it (a JSON line per report,
+:mod:`rein.testgate.pytest_run`):
+
+* a test reported failing goes at once to the baseline's run (in the kept
+  "before" tree: failing there too, it was failing before the run);
+* a test whose in-process re-run failed the same way is confirmed failing:
+  it needs no other run;
+* a test whose in-process re-run passed or failed another way (a flaky
+  suspect), and a failure with no in-process re-run (a setup or teardown
+  error, a file that could not be collected, a run of pytest-xdist's
+  workers), goes to a re-run in a fresh shadow (the kept "again" tree,
+  made fresh), as before: passing there, it is flaky.
+
+Beside the first run, one more pytest process at a time (2 cores: the
+first run's and one; two beside it slowed it as much as they saved,
+click's first runs 0.77 → 1.47 s at a load of 5): the baseline's run
+first, then a fresh re-run; the tests that fail while one runs wait for
+the next. Once the first run has ended (:meth:`Waves.finish`: the rest of
+its report read, and every failing test it counts given to the runs it
+still needs), the two kinds run at once. So the verdict waits after its
+first run only for what is left of these runs; the tests judged, the
+re-run's fresh tree and the baseline's texts are as they were. A run
+started for a test the finished run does not count as failing (a changed
+test file that does not import: blocking at once) judges nothing that is
+read. The runs are cancelled (their pytest processes killed) when the
+verdict ends another way.
 """
 
 from __future__ import annotations
@@ -38,68 +40,52 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from rein.testgate.junit import TestResult
 from rein.testgate.runner import TestRun
 
 
 class WaveRuns(Protocol):
-    """What a wave runs its tests with (:class:`rein.testgate.shadow_runs.ShadowRuns`)."""
+    """What the waves run their tests with (:class:`rein.testgate.shadow_runs.ShadowRuns`)."""
 
-    #: How long the last wave took (the guess before the first).
-    wave_s: float
+    async def rerun(
+        self, overlay: dict[str, str | None], failing: Sequence[TestResult], deadline: float
+    ) -> TestRun:
+        """The failing tests again, in a fresh shadow."""
+        ...
 
-    async def again_and_before(
-        self,
-        overlay: dict[str, str | None],
-        failing: Sequence[TestResult],
-        baseline: dict[str, str | None],
-        deadline: float,
-        *,
-        again_in: str = "now",
-        one_by_one: bool = False,
-    ) -> tuple[TestRun, TestRun]:
-        """The failing tests again (in ``again_in``) and in the baseline."""
+    async def before(
+        self, failing: Sequence[TestResult], baseline: dict[str, str | None], deadline: float
+    ) -> TestRun:
+        """The failing tests in the shadow of the workspace before the run."""
         ...
 
 
-__all__ = [
-    "POLL_S",
-    "WAVE_GUESS_S",
-    "Progress",
-    "WaveRuns",
-    "Waves",
-    "read_lines",
-    "watch_report",
-]
+__all__ = ["POLL_S", "Heard", "ReportReader", "WaveRuns", "Waves", "read_lines", "watch_report"]
 
 #: How often the first run's report is read for new failures.
 POLL_S = 0.02
-#: What a wave is taken to cost before one was timed (a forked run of a
-#: few tests on a small project, about 0.15 s quiet, with some margin).
-WAVE_GUESS_S = 0.3
+
+#: What a line of the report says of a test: it failed and no in-process
+#: re-run follows ("failed"), or one follows ("retrying"); its in-process
+#: re-run failed the same way ("confirmed") or not ("suspect").
+Said = Literal["failed", "retrying", "confirmed", "suspect"]
 
 
-@dataclass(slots=True)
-class Progress:
-    """What the report plugin's lines say so far."""
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """One thing the report said of a test (or of a file that could not be
+    collected), named as :func:`~rein.testgate.pytest_run.read_report`
+    names it."""
 
-    #: Failing tests (and files that could not be collected), named as
-    #: :func:`~rein.testgate.pytest_run.read_report` names them.
-    failing: list[str] = field(default_factory=list)
-    #: Tests collected to run (None: not said yet, or not by this run).
-    total: int | None = None
-    #: When they were (``time.monotonic``, the machine's clock).
-    collected_at: float | None = None
-    #: Tests done (their teardown reported).
-    done: int = 0
+    node_id: str
+    said: Said
 
 
-def read_lines(lines: Iterable[bytes], progress: Progress) -> list[str]:
-    """Add the report plugin's whole JSON ``lines`` to ``progress``; the
-    failing tests among them."""
-    found: list[str] = []
+def read_lines(lines: Iterable[bytes]) -> list[Heard]:
+    """What the report plugin's whole JSON ``lines`` say of failing tests."""
+    heard: list[Heard] = []
     for line in lines:
         try:
             row = json.loads(line)
@@ -107,53 +93,77 @@ def read_lines(lines: Iterable[bytes], progress: Progress) -> list[str]:
             continue
         if not isinstance(row, dict):
             continue
-        kind = row.get("kind")
+        kind, node = row.get("kind"), str(row.get("nodeid") or "")
         if kind == "collect":
-            found.append(str(row.get("nodeid") or "."))
-        elif kind == "collected" and isinstance(row.get("count"), int):
-            progress.total = row["count"]
-            at = row.get("at")
-            progress.collected_at = at if isinstance(at, float) else time.monotonic()
-        elif kind == "test":
-            if row.get("outcome") == "failed":
-                found.append(str(row.get("nodeid", "")))
-            if row.get("when") == "teardown":
-                progress.done += 1
-    progress.failing += found
-    return found
+            heard.append(Heard(node or ".", "failed"))
+        elif kind == "test" and row.get("outcome") == "failed":
+            heard.append(Heard(node, "retrying" if row.get("again") is True else "failed"))
+        elif kind == "again":
+            heard.append(Heard(node, "confirmed" if row.get("same") is True else "suspect"))
+    return heard
+
+
+class ReportReader:
+    """Reads the whole lines added to a report since the last read."""
+
+    def __init__(self, report: Path) -> None:
+        self.report = report
+        self._offset = 0
+        self._partial = b""
+
+    def read(self) -> list[Heard]:
+        try:
+            with self.report.open("rb") as stream:
+                stream.seek(self._offset)
+                chunk = stream.read()
+        except FileNotFoundError:
+            return []
+        self._offset += len(chunk)
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()  # a line not written whole yet
+        return read_lines(lines)
 
 
 async def watch_report(report: Path, waves: Waves) -> None:
-    """Read ``report`` as pytest writes it and hand each new failure, and
-    how far the run is, to ``waves``, until cancelled (when the run ends)."""
-    offset = 0
-    partial = b""
-    progress = Progress()
+    """Read ``report`` as pytest writes it and hand what it says of failing
+    tests to ``waves``, until cancelled (when the run ends: :meth:`Waves.finish`
+    reads the rest)."""
+    reader = ReportReader(report)
+    waves.reader = reader
     while True:
         await asyncio.sleep(POLL_S)
-        try:
-            with report.open("rb") as stream:
-                stream.seek(offset)
-                chunk = stream.read()
-        except FileNotFoundError:
-            continue
-        offset += len(chunk)
-        lines = (partial + chunk).split(b"\n")
-        partial = lines.pop()  # a line not written whole yet
-        failed = read_lines(lines, progress)
-        waves.progress = progress
-        if failed:
-            waves.seen(failed)
+        heard = reader.read()
+        if heard:
+            waves.heard(heard)
 
 
 def _as_failing(node_id: str) -> TestResult:
-    """A failing test known by its node id alone (what a wave needs)."""
+    """A failing test known by its node id alone (what a run needs)."""
     return TestResult(node_id=node_id, outcome="failed", file=node_id.split("::")[0])
 
 
+@dataclass(slots=True)
+class _Lane:
+    """The runs of one kind: the tests waiting for the next, the one
+    running, the runs done."""
+
+    waiting: dict[str, TestResult] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
+    running: asyncio.Task[TestRun] | None = None
+    done: list[TestRun] = field(default_factory=list)
+
+    def add(self, result: TestResult) -> None:
+        if result.node_id not in self.taken:
+            self.waiting.setdefault(result.node_id, result)
+
+    @property
+    def busy(self) -> bool:
+        return self.running is not None  # until its end is handled (Waves._ran)
+
+
 class Waves:
-    """The re-runs and baseline runs of one verdict's failing tests (see
-    the module docstring)."""
+    """The baseline runs and fresh re-runs of one verdict's failing tests
+    (see the module docstring)."""
 
     def __init__(
         self,
@@ -166,92 +176,127 @@ class Waves:
         self._overlay = overlay
         self._baseline = baseline
         self._deadline = deadline
-        #: Failing tests no wave has taken yet, in the order seen.
-        self._pending: dict[str, TestResult] = {}
-        #: Those a wave has taken.
-        self._taken: set[str] = set()
-        self._results: list[tuple[TestRun, TestRun]] = []
-        self._driver: asyncio.Task[None] | None = None
-        #: The first run has ended: every wave is worth starting.
+        self._before = _Lane()
+        self._again = _Lane()
+        #: Tests whose in-process re-run's line is still to come.
+        self._retrying: set[str] = set()
+        #: Tests whose in-process re-run failed the same way.
+        self.confirmed: set[str] = set()
+        #: The first run has ended: both kinds of run at once.
         self._ended = False
-        #: How far the first run is (:func:`watch_report`).
-        self.progress = Progress()
-        #: How many waves ran (for the bench and the tests).
+        #: Set when a run ended.
+        self._changed = asyncio.Event()
+        #: The runs' errors (a shadow that could not be built).
+        self._errors: list[BaseException] = []
+        #: The first run's report, as read so far (:func:`watch_report`).
+        self.reader: ReportReader | None = None
+        #: How many runs (pytest processes) the waves started.
         self.count = 0
+        #: How long the verdict waited, after the first run, for the
+        #: report's rest to be read (for the bench).
+        self.read_s = 0.0
 
-    def seen(self, node_ids: Sequence[str]) -> None:
-        """Tests the first run reported failing: judged by the next wave."""
-        self._add(_as_failing(i) for i in node_ids)
+    def heard(self, heard: Iterable[Heard]) -> None:
+        """What the first run's report said (see :class:`Heard`)."""
+        for one in heard:
+            test = _as_failing(one.node_id)
+            if one.said in ("failed", "retrying"):
+                self._before.add(test)
+                if one.said == "failed":
+                    self._again.add(test)
+                else:
+                    self._retrying.add(one.node_id)
+            else:
+                self._retrying.discard(one.node_id)
+                if one.said == "confirmed":
+                    self.confirmed.add(one.node_id)
+                else:
+                    self.confirmed.discard(one.node_id)
+                    self._again.add(test)
+        self._start()
 
-    def _add(self, results: Iterable[TestResult]) -> None:
-        for result in results:
-            if result.node_id not in self._taken:
-                self._pending.setdefault(result.node_id, result)
-        if self._pending and (self._driver is None or self._driver.done()) and self._worth():
-            self._driver = asyncio.ensure_future(self._drive())
+    def _start(self) -> None:
+        """Start the runs that may start: beside the first run one process
+        at a time, the baseline's first; after it, one of each kind."""
+        if self._errors:
+            return
+        busy = int(self._before.busy) + int(self._again.busy)
+        room = 2 if self._ended else 1
+        for lane in (self._before, self._again):
+            if busy < room and lane.waiting and not lane.busy:
+                tests, lane.waiting = list(lane.waiting.values()), {}
+                lane.taken.update(t.node_id for t in tests)
+                if lane is self._before:
+                    run = self._runs.before(tests, self._baseline, self._deadline)
+                else:
+                    run = self._runs.rerun(self._overlay, tests, self._deadline)
+                lane.running = asyncio.ensure_future(run)
+                lane.running.add_done_callback(self._ran)
+                self.count += 1
+                busy += 1
 
-    def _worth(self) -> bool:
-        """Whether a wave started now is likely to end before the first
-        run: else the failing tests wait for its end, when one wave takes
-        them all. A wave started early that is still running when the
-        first run ends holds the trees, and the last wave waits for it: on
-        a run shorter than a wave (cachetools's 0.12 s), two waves one
-        after the other after the first run cost more than one. What is
-        left of the first run is guessed from its tests done so far."""
-        if self._ended:
-            return True
-        total, done, since = self.progress.total, self.progress.done, self.progress.collected_at
-        if total is None or since is None:
-            return True  # no count (pytest-xdist's controller collects none)
-        left = (time.monotonic() - since) / max(done, 1) * max(total - done, 0)
-        return left >= self._runs.wave_s
-
-    async def _drive(self) -> None:
-        while self._pending:
-            wave, self._pending = list(self._pending.values()), {}
-            self._taken.update(r.node_id for r in wave)
-            self.count += 1
-            started = time.monotonic()
-            # Beside the first run, one more process at a time (2 cores:
-            # the first run's and one); once it has ended, both at once.
-            self._results.append(
-                await self._runs.again_and_before(
-                    self._overlay,
-                    wave,
-                    self._baseline,
-                    self._deadline,
-                    again_in="again",
-                    one_by_one=not self._ended,
-                )
-            )
-            self._runs.wave_s = time.monotonic() - started
-            if not self._worth():
-                return  # the rest waits for the first run's end
+    def _ran(self, task: asyncio.Future[TestRun]) -> None:
+        for lane in (self._before, self._again):
+            if lane.running is task:
+                lane.running = None
+                if task.cancelled():
+                    return
+                if task.exception() is not None:
+                    self._errors.append(task.exception())  # type: ignore[arg-type]
+                else:
+                    lane.done.append(task.result())
+        self._start()
+        self._changed.set()
 
     async def finish(self, failing: Sequence[TestResult]) -> tuple[TestRun, TestRun]:
-        """The first run ended with ``failing``: every one of them run again
-        and in the baseline (a last wave for those no wave took), the waves'
-        runs merged. An error of a wave (a shadow that could not be built)
-        is raised here."""
+        """The first run ended with ``failing``: every one of them judged
+        by the runs it still needs (the rest of the report read first), and
+        the runs' results merged: (the re-runs, a test confirmed by its
+        in-process re-run counting as failing there; the baseline runs). An
+        error of a run (a shadow that could not be built) is raised here."""
+        started = time.monotonic()
+        if self.reader is not None:
+            self.heard(self.reader.read())
+        self.read_s = time.monotonic() - started
         self._ended = True
-        self._add(failing)  # a wave still running takes them next
-        if self._driver is not None:
-            await self._driver
-        again, then = TestRun(), TestRun()
-        for wave_again, wave_then in self._results:
-            for merged, run in ((again, wave_again), (then, wave_then)):
-                merged.results += run.results
-                if merged.unverified is None:
-                    merged.unverified = run.unverified
+        for result in failing:
+            self._before.add(result)
+            if result.node_id not in self.confirmed:
+                # No in-process re-run line (a process that ended in it):
+                # the fresh re-run judges it.
+                self._again.add(result)
+        self._start()
+        while self._before.busy or self._again.busy:
+            self._changed.clear()
+            await self._changed.wait()
+        if self._errors:
+            raise self._errors[0]
+        again, then = _merged(self._again.done), _merged(self._before.done)
+        named = {r.node_id for r in failing}
+        again.results += [
+            TestResult(node_id=n, outcome="failed", file=n.split("::")[0])
+            for n in sorted(self.confirmed & named)
+        ]
         return again, then
 
     async def cancel(self) -> None:
-        """Stop a wave still running (the verdict ended without it) and
-        wait for its processes' end."""
-        driver, self._driver = self._driver, None
-        if driver is None:
-            return
-        driver.cancel()
-        await asyncio.wait([driver])  # a cancellation of the verdict still raises
-        if not driver.cancelled():
-            driver.exception()  # retrieved: an error of a wave no verdict reads is moot
+        """Stop the runs still going (the verdict ended without them) and
+        wait for their processes' end."""
+        tasks = [t for t in (self._before.running, self._again.running) if t is not None]
+        self._before.running = self._again.running = None
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)  # a cancellation of the verdict still raises
+        for task in tasks:
+            if not task.cancelled():
+                task.exception()  # retrieved: an error of a run no verdict reads is moot
+
+
+def _merged(runs: Sequence[TestRun]) -> TestRun:
+    merged = TestRun()
+    for run in runs:
+        merged.results += run.results
+        if merged.unverified is None:
+            merged.unverified = run.unverified
+    return merged
