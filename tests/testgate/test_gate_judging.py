@@ -91,12 +91,15 @@ async def test_the_rerun_runs_in_a_fresh_shadow(tmp_path: Path) -> None:
 
 async def test_a_test_the_rerun_does_not_report_is_not_flaky(tmp_path: Path) -> None:
     marker = tmp_path / "ran-once"
-    # The second import of the file fails: the re-run has no result for the
-    # test. (Its second call, in the first run's process, fails another
+    # The second import of the file with the change fails: the re-run has
+    # no result for the test (the baseline's import, beside the first run,
+    # is not one). (Its second call, in the first run's process, fails another
     # way: it goes to the fresh re-run.)
     tests = (
         f"from pathlib import Path\n\nfrom mod import first_n\n\nMARKER = Path({str(marker)!r})\n"
-        "if MARKER.exists():\n    raise RuntimeError('second import')\nMARKER.touch()\n"
+        "if first_n([1, 2, 3], 2) != [1, 2]:  # not in the baseline\n"
+        "    if MARKER.exists():\n        raise RuntimeError('second import')\n"
+        "    MARKER.touch()\n"
         "CALLS = []\n\n\n"
         "def test_two():\n    CALLS.append(1)\n    assert len(CALLS) == 1, 'called again'\n"
         "    assert first_n([1, 2, 3], 2) == [1, 2]\n"

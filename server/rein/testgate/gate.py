@@ -334,7 +334,14 @@ class TestGate:
         # The failing tests are judged while the first run goes on.
         waves = None
         if not self.spec.custom:
-            waves = Waves(self.runs, overlay, self._baseline(changed)[0], deadline)
+            waves = Waves(
+                self.runs,
+                overlay,
+                self._baseline(changed)[0],
+                deadline,
+                targets=targets,
+                only=only,
+            )
         try:
             return await self._runs(
                 selection,
@@ -393,6 +400,8 @@ class TestGate:
             note = "whole test files: the per-test selection collected no test"
             # Recorded as any run of whole files: the whole suite's budget.
             record = not near_whole(selection) or self._picker.records_whole_suite()
+            if waves is not None:
+                await waves.drop()  # its baseline's run followed the narrowed run
             first, shadow = await self.runs.run_in(
                 "first_files",
                 "now",

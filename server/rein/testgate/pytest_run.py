@@ -56,6 +56,9 @@ pytest runs it, :mod:`rein.testgate.warm`):
 * ``again`` (the first run): ``-p rein_testgate_rerun`` too, a failing
   test run once more in the same process, both outcomes reported
   (:mod:`rein.testgate.rerun_in_process`).
+* ``feed`` (the baseline's run beside the first): ``-p
+  rein_testgate_feed`` too, the tests named in a file the gate appends to
+  run as their names come (:mod:`rein.testgate.baseline_feed`).
 * ``coverage`` (a run whose record the gate keeps): ``-p
   rein_testgate_coverage`` too, the record's path in
   ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`); ``untraced``:
@@ -71,6 +74,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rein.testgate.baseline_feed import FEED_ENV, FEED_PLUGIN, FEED_S_ENV, Feed, write_feed_plugin
 from rein.testgate.junit import Outcome, TestResult
 from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
 from rein.testgate.rerun_in_process import RERUN_PLUGIN, write_rerun_plugin
@@ -288,6 +292,8 @@ def pytest_command(
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
     again: bool = False,
+    feed: Feed | None = None,
+    feed_s: float = 60.0,
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini are the shadow's
@@ -300,7 +306,10 @@ def pytest_command(
     ``whole`` files (None: all) are collected whole, the others as
     ``only`` names them (an earlier record lists their tests); ``again``: a
     failing test runs once more at once in the same process
-    (:mod:`rein.testgate.rerun_in_process`: the first run's)."""
+    (:mod:`rein.testgate.rerun_in_process`: the first run's); ``feed``:
+    of the tests collected, run those named in the feed as they come,
+    waiting up to ``feed_s`` for its end (:mod:`rein.testgate.baseline_feed`:
+    the baseline's run beside the first)."""
     plugin_dir = shadow.own("plugin")
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -311,6 +320,12 @@ def pytest_command(
     if again:
         write_rerun_plugin(plugin_dir)
         argv += ["-p", RERUN_PLUGIN]
+    fed = ""
+    if feed is not None:
+        write_feed_plugin(plugin_dir)
+        argv += ["-p", FEED_PLUGIN]
+        feed.attach(shadow.own("feed.txt"))
+        fed = f"{FEED_ENV}={shlex.quote(str(feed.path))} {FEED_S_ENV}={feed_s:.1f} "
     recorded = ""
     if coverage is not None:
         write_plugin(plugin_dir)
@@ -358,7 +373,7 @@ def pytest_command(
         compiled = f"unset PYTHONDONTWRITEBYTECODE && PYTHONPYCACHEPREFIX={prefix} "
     return (
         f"cd {shlex.quote(str(root))} && {compiled}"
-        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}{recorded}{temproot}"
+        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}{fed}{recorded}{temproot}"
         f'PYTHONPATH={shlex.quote(":".join(paths))}"${{PYTHONPATH:+:$PYTHONPATH}}" '
         f"exec {shlex.join(argv)}"
     )

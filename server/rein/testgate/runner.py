@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rein.harness.ports import CommandRunner
+from rein.testgate.baseline_feed import Feed
 from rein.testgate.junit import TestResult, parse_junit
 from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_command, read_report
 from rein.testgate.recorder import RawCoverage, read_coverage
@@ -138,6 +139,7 @@ async def run_tests(
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
     again: bool = False,
+    feed: Feed | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -150,7 +152,9 @@ async def run_tests(
     recorded (pytest without xdist only), but for the ``untraced`` tests',
     with only the ``whole`` files (None: all) collected whole; ``again``: a
     failing test runs once more in the same pytest process (the first run,
-    :mod:`rein.testgate.rerun_in_process`)."""
+    :mod:`rein.testgate.rerun_in_process`); ``feed``: of the tests
+    collected, those named in the feed run as they come (never with
+    pytest-xdist, :mod:`rein.testgate.baseline_feed`)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -170,7 +174,7 @@ async def run_tests(
         who = f"`{spec.command}`"
     else:
         report = shadow.own(REPORT)
-        xdist = spec.xdist and _large(targets, files, only)
+        xdist = spec.xdist and feed is None and _large(targets, files, only)
         if record and not xdist:
             coverage = shadow.own("coverage.json")
             coverage.unlink(missing_ok=True)
@@ -186,6 +190,8 @@ async def run_tests(
             untraced=untraced,
             whole=whole,
             again=again,
+            feed=feed,
+            feed_s=timeout_s,
         )
         who = "pytest"
     if report.exists() or report.is_symlink():

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner
+from rein.testgate.baseline_feed import Feed
 from rein.testgate.judging import unreachable
 from rein.testgate.junit import TestResult
 from rein.testgate.picking import Picker
@@ -150,6 +151,26 @@ class ShadowRuns:
         )
         return then
 
+    async def follow(
+        self,
+        feed: Feed,
+        targets: Sequence[str],
+        only: list[str] | None,
+        baseline: dict[str, str | None],
+        deadline: float,
+    ) -> TestRun:
+        """The baseline's run beside the first run: what it collects (its
+        ``targets``, of those that existed before the run, and ``only``)
+        collected in the shadow of the workspace before the run, the tests
+        named in ``feed`` run as they come (:mod:`rein.testgate.baseline_feed`)."""
+        files = [t for t in targets if self._before_exists(t.split("::")[0], baseline)]
+        if not files:
+            return TestRun(nothing_collected=True)
+        then, _ = await self.run_in(
+            "baseline", "before", baseline, files, deadline, only=only, feed=feed
+        )
+        return then
+
     async def run_in(
         self,
         name: str,
@@ -164,6 +185,7 @@ class ShadowRuns:
         untraced: Sequence[str] = (),
         whole: Sequence[str] | None = None,
         waves: Waves | None = None,
+        feed: Feed | None = None,
     ) -> tuple[TestRun, Shadow]:
         """One run (``name``, for :attr:`timings`: a name's runs add up) in
         the shadow tree ``tree``, brought up to date with ``overlay`` first;
@@ -172,7 +194,8 @@ class ShadowRuns:
         (their records are still good), with only the ``whole`` files
         collected whole (None: all); ``waves``: each test failing in
         its report as pytest writes it is handed to them
-        (:mod:`rein.testgate.waves`)."""
+        (:mod:`rein.testgate.waves`); ``feed``: the tests it names run
+        as they come (:meth:`follow`)."""
         started = time.monotonic()
         # A sandboxed run can write only its tree's folder: its compiled
         # modules go there, never to the user's prefix other runs import.
@@ -211,6 +234,7 @@ class ShadowRuns:
                 # The first run (the waves read it): a failing test runs
                 # once more in its process (rein.testgate.rerun_in_process).
                 again=waves is not None,
+                feed=feed,
             )
         finally:
             if watching is not None:

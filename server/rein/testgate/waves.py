@@ -42,8 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from rein.testgate.baseline_feed import Feed
 from rein.testgate.junit import TestResult
-from rein.testgate.runner import TestRun
+from rein.testgate.runner import XDIST_FROM_FILES, XDIST_FROM_TESTS, TestRun
 
 
 class WaveRuns(Protocol):
@@ -59,6 +60,18 @@ class WaveRuns(Protocol):
         self, failing: Sequence[TestResult], baseline: dict[str, str | None], deadline: float
     ) -> TestRun:
         """The failing tests in the shadow of the workspace before the run."""
+        ...
+
+    async def follow(
+        self,
+        feed: Feed,
+        targets: Sequence[str],
+        only: list[str] | None,
+        baseline: dict[str, str | None],
+        deadline: float,
+    ) -> TestRun:
+        """What the first run collects, collected in the shadow of the
+        workspace before the run; the tests ``feed`` names run as they come."""
         ...
 
 
@@ -130,6 +143,7 @@ async def watch_report(report: Path, waves: Waves) -> None:
     reads the rest)."""
     reader = ReportReader(report)
     waves.reader = reader
+    waves.started()
     while True:
         await asyncio.sleep(POLL_S)
         heard = reader.read()
@@ -171,6 +185,9 @@ class Waves:
         overlay: dict[str, str | None],
         baseline: dict[str, str | None],
         deadline: float,
+        *,
+        targets: Sequence[str] | None = None,
+        only: Sequence[str] | None = None,
     ) -> None:
         self._runs = runs
         self._overlay = overlay
@@ -184,6 +201,13 @@ class Waves:
         self.confirmed: set[str] = set()
         #: The first run has ended: both kinds of run at once.
         self._ended = False
+        #: What the first run collects (its targets and per-test choice),
+        #: when the baseline's run can follow it with a feed.
+        self._follows = _followable(targets, only)
+        #: The baseline's run's feed, once it started with the first run.
+        self._feed: Feed | None = None
+        #: The names given to the feed.
+        self._fed: set[str] = set()
         #: Set when a run ended.
         self._changed = asyncio.Event()
         #: The runs' errors (a shadow that could not be built).
@@ -196,12 +220,32 @@ class Waves:
         #: report's rest to be read (for the bench).
         self.read_s = 0.0
 
+    def started(self) -> None:
+        """The first run started: the baseline's run starts beside it, fed
+        the failing tests as they fail (:mod:`rein.testgate.baseline_feed`),
+        when it can."""
+        if self._follows is None or self._feed is not None or self._before.busy:
+            return
+        targets, only = self._follows
+        self._feed = Feed()
+        run = self._runs.follow(self._feed, targets, only, self._baseline, self._deadline)
+        self._before.running = asyncio.ensure_future(run)
+        self._before.running.add_done_callback(self._ran)
+        self.count += 1
+
+    def _to_baseline(self, test: TestResult) -> None:
+        if self._feed is None or self._feed.ended:
+            self._before.add(test)
+        elif test.node_id not in self._fed:
+            self._fed.add(test.node_id)
+            self._feed.give([test.node_id])
+
     def heard(self, heard: Iterable[Heard]) -> None:
         """What the first run's report said (see :class:`Heard`)."""
         for one in heard:
             test = _as_failing(one.node_id)
             if one.said in ("failed", "retrying"):
-                self._before.add(test)
+                self._to_baseline(test)
                 if one.said == "failed":
                     self._again.add(test)
                 else:
@@ -220,7 +264,9 @@ class Waves:
         at a time, the baseline's first; after it, one of each kind."""
         if self._errors:
             return
-        busy = int(self._before.busy) + int(self._again.busy)
+        # The feed's run mostly waits for names: it takes no room.
+        following = self._feed is not None and not self._feed.ended
+        busy = int(self._before.busy and not following) + int(self._again.busy)
         room = 2 if self._ended else 1
         for lane in (self._before, self._again):
             if busy < room and lane.waiting and not lane.busy:
@@ -243,6 +289,13 @@ class Waves:
                     return
                 if task.exception() is not None:
                     self._errors.append(task.exception())  # type: ignore[arg-type]
+                elif lane is self._before and self._feed is not None and not self._feed.ended:
+                    # The feed's run ended before its feed did (it could
+                    # not wait longer, it crashed): what it was fed, and
+                    # what comes, is run as the feed's run never was.
+                    self._feed.ended = True
+                    for name in sorted(self._fed):
+                        lane.add(_as_failing(name))
                 else:
                     lane.done.append(task.result())
         self._start()
@@ -260,11 +313,13 @@ class Waves:
         self.read_s = time.monotonic() - started
         self._ended = True
         for result in failing:
-            self._before.add(result)
+            self._to_baseline(result)
             if result.node_id not in self.confirmed:
                 # No in-process re-run line (a process that ended in it):
                 # the fresh re-run judges it.
                 self._again.add(result)
+        if self._feed is not None:
+            self._feed.end()  # its run ends after the tests fed
         self._start()
         while self._before.busy or self._again.busy:
             self._changed.clear()
@@ -279,6 +334,17 @@ class Waves:
         ]
         return again, then
 
+    async def drop(self) -> None:
+        """Forget the runs so far (stopped): the first run ran again with
+        other targets (a per-test choice that collected nothing)."""
+        await self.cancel()
+        self._before, self._again = _Lane(), _Lane()
+        self._retrying.clear()
+        self.confirmed.clear()
+        self._follows, self._feed = None, None
+        self._fed.clear()
+        self.reader = None
+
     async def cancel(self) -> None:
         """Stop the runs still going (the verdict ended without them) and
         wait for their processes' end."""
@@ -291,6 +357,19 @@ class Waves:
         for task in tasks:
             if not task.cancelled():
                 task.exception()  # retrieved: an error of a run no verdict reads is moot
+
+
+def _followable(
+    targets: Sequence[str] | None, only: Sequence[str] | None
+) -> tuple[list[str], list[str] | None] | None:
+    """The first run's targets and per-test choice, when the baseline's run
+    can collect them beside it and follow a feed: not the whole suite, nor
+    a run big enough for pytest-xdist's workers."""
+    if not targets:
+        return None
+    if only is not None:
+        return (list(targets), list(only)) if len(only) < XDIST_FROM_TESTS else None
+    return (list(targets), None) if len(targets) < XDIST_FROM_FILES else None
 
 
 def _merged(runs: Sequence[TestRun]) -> TestRun:
