@@ -1,16 +1,21 @@
 """The first run's own re-run of a failing test: its fixtures set up and
 torn down again as pytest would, a setup error not re-run, both outcomes
-in the report (real pytest)."""
+in the report; the baseline's run fed the failing tests as they come
+(real pytest)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from rein.process.runner import SubprocessRunner
+from rein.testgate.baseline_feed import Feed
 from rein.testgate.runner import REPORT, RunnerSpec, run_tests
 from rein.testgate.shadow import build_shadow
 from tests.testgate.projects import project
@@ -110,3 +115,73 @@ async def test_a_failing_test_runs_again_with_its_fixtures_set_up_again(
             "same": True,
         }
     ]
+
+
+FED = """import os
+
+
+def log(line):
+    with open(os.environ["FIXTURE_LOG"], "a") as out:
+        out.write(line + "\\n")
+
+
+def test_one():
+    log("one")
+
+
+def test_two():
+    log("two")
+    with open(os.environ["FED_FIFO"], "w") as fifo:
+        fifo.write("ran")
+    assert False
+
+
+class TestThree:
+    def test_in(self):
+        log("three")
+"""
+
+
+async def test_a_feeds_run_runs_the_tests_named_as_they_come_until_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "fed.log"
+    log.touch()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # test_two says it ran there
+    monkeypatch.setenv("FIXTURE_LOG", str(log))
+    monkeypatch.setenv("FED_FIFO", str(fifo))
+    shadow = build_shadow(project(tmp_path / "proj", {"tests/test_fed.py": FED}), {})
+    feed = Feed()
+    feed.give(["tests/test_fed.py::test_two"])  # before its pytest starts
+    try:
+        run = asyncio.ensure_future(
+            run_tests(
+                SubprocessRunner(str(shadow.root)),
+                RunnerSpec(python=sys.executable),
+                shadow,
+                ["tests/test_fed.py"],
+                60,
+                feed=feed,
+            )
+        )
+        with anyio.fail_after(30):
+            said = await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True)
+        assert said == "ran"
+        # Still running: it waits for the feed.
+        await asyncio.sleep(0)
+        assert not run.done()
+        feed.give(["tests/test_fed.py::TestThree", "tests/test_fed.py::test_missing"])
+        feed.end()
+        with anyio.fail_after(30):
+            done = await run
+    finally:
+        shadow.remove()
+
+    # Only the tests named ran, in the order named (a class: its tests).
+    assert log.read_text().splitlines() == ["two", "three"]
+    assert [(r.node_id.split("::", 1)[1], r.outcome) for r in done.results] == [
+        ("test_two", "failed"),
+        ("TestThree::test_in", "passed"),
+    ]
+    assert done.unverified is None

@@ -42,9 +42,9 @@ that were failing already, and never pass blind.
   text): failing there too (or their file not importable there), they are
   *pre-existing* (reported, not blocking); passing there, or absent there
   (the run added them), they are the run's: blockers. That baseline run
-  runs only the failing tests of their files and starts as soon as a test
-  is reported failing, while the first run goes on
-  (:mod:`rein.testgate.waves`).
+  starts with the first run and runs only the failing tests, each as the
+  first run reports it failing (:mod:`rein.testgate.baseline_feed`,
+  :mod:`rein.testgate.waves`).
 * :attr:`TestGate.timings` holds the last verdict's phases in seconds
   (the selection; each run's shadow update and pytest), for the bench.
 * Files the person has open with unsaved changes (an

@@ -10,9 +10,10 @@ OS sandbox the warm pytest runs in it too, with both trees' folders bound
 and the runs the warm pytest ran to :attr:`ShadowRuns.warm_runs`. What a
 recording run's tests ran is indexed in the parse thread after the
 verdict (:mod:`rein.testgate.picking`). The failing tests run in the
-baseline's tree (:meth:`ShadowRuns.before`) and, those the first run's own
-re-run did not confirm, again (:meth:`ShadowRuns.rerun`), while the first
-run goes on (:mod:`rein.testgate.waves`).
+baseline's tree (:meth:`ShadowRuns.follow`, started with the first run and
+fed them as they fail; else :meth:`ShadowRuns.before`) and, those the
+first run's own re-run did not confirm, again (:meth:`ShadowRuns.rerun`),
+while the first run goes on (:mod:`rein.testgate.waves`).
 The trees are deleted with the gate (:meth:`ShadowRuns.close`).
 """
 

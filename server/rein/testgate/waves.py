@@ -7,8 +7,13 @@ the first run re-runs a failing test at once in its own process
 run's report as pytest writes it (a JSON line per report,
 :mod:`rein.testgate.pytest_run`):
 
-* a test reported failing goes at once to the baseline's run (in the kept
-  "before" tree: failing there too, it was failing before the run);
+* the baseline's run starts with the first run (:meth:`Waves.started`)
+  and is fed each test reported failing (:mod:`rein.testgate.baseline_feed`:
+  it collected what the first run collects, in the kept "before" tree, and
+  runs a test as its name comes); without a feed (the whole suite, a run
+  big enough for pytest-xdist, a feed's run that ended early) a test
+  reported failing goes at once to a baseline run of its own, the tests
+  that fail while one runs to the next;
 * a test whose in-process re-run failed the same way is confirmed failing:
   it needs no other run;
 * a test whose in-process re-run passed or failed another way (a flaky
@@ -17,19 +22,21 @@ run's report as pytest writes it (a JSON line per report,
   workers), goes to a re-run in a fresh shadow (the kept "again" tree,
   made fresh), as before: passing there, it is flaky.
 
-Beside the first run, one more pytest process at a time (2 cores: the
-first run's and one; two beside it slowed it as much as they saved,
-click's first runs 0.77 → 1.47 s at a load of 5): the baseline's run
-first, then a fresh re-run; the tests that fail while one runs wait for
-the next. Once the first run has ended (:meth:`Waves.finish`: the rest of
-its report read, and every failing test it counts given to the runs it
-still needs), the two kinds run at once. So the verdict waits after its
-first run only for what is left of these runs; the tests judged, the
-re-run's fresh tree and the baseline's texts are as they were. A run
-started for a test the finished run does not count as failing (a changed
-test file that does not import: blocking at once) judges nothing that is
-read. The runs are cancelled (their pytest processes killed) when the
-verdict ends another way.
+Beside the first run, one more pytest process at a time that runs tests
+(2 cores: the first run's and one; two beside it slowed it as much as
+they saved, click's first runs 0.77 → 1.47 s at a load of 5; the feed's
+run mostly waits and takes no room): a baseline batch first, then a fresh
+re-run. Once the first run has ended (:meth:`Waves.finish`: the rest of
+its report read, every failing test it counts fed or given to the runs it
+still needs, the feed ended), the two kinds run at once. So the verdict
+waits after its first run only for what is left of these runs (with a
+feed and no suspect: the last failing test's baseline call); the tests
+judged, the re-run's fresh tree and the baseline's texts are as they
+were. A run started for a test the finished run does not count as failing
+(a changed test file that does not import: blocking at once) judges
+nothing that is read. The runs are cancelled (their pytest processes
+killed) when the verdict ends another way, a first run failing no test
+included.
 """
 
 from __future__ import annotations
