@@ -204,6 +204,7 @@ def test_what_the_report_says_of_failing_tests_is_read_from_whole_lines() -> Non
         b'"again": true}',
         b'{"kind": "again", "nodeid": "t.py::d", "outcome": "failed", "same": true}',
         b'{"kind": "again", "nodeid": "t.py::e", "outcome": "passed", "same": false}',
+        b'{"kind": "finish", "exitstatus": 1}',
         b'{"kind": "test", "nodeid": "t.py::c", "when": "call", "outc',
     ]
 
@@ -213,4 +214,5 @@ def test_what_the_report_says_of_failing_tests_is_read_from_whole_lines() -> Non
         Heard("t.py::d", "retrying"),
         Heard("t.py::d", "confirmed"),
         Heard("t.py::e", "suspect"),
+        Heard("", "finished"),
     ]

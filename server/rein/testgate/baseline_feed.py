@@ -1,31 +1,31 @@
-"""The baseline's run started with the first run, fed the failing tests as
-they fail.
+"""The baseline's run started at a test's first failure, fed the failing
+tests of its file as they fail.
 
 A failing test's run in the baseline used to start when its failure was
-read, a pytest process of its own: on toolz its start and collection
-(0.25-0.30 s loaded) came after the first run's last test, since a test
-fails late in a run that is mostly pytest's start. Now the baseline's run
-starts with the first run (beside it: one more process, on the other
-core), collects what the first run collects in the tree of the workspace
-before the run (the same files, of those that existed then, and the same
-per-test choice), and then, instead of running its tests, waits for a
-*feed*: a file in its shadow's own folder (``REIN_TESTS_FEED``) to which
-the gate appends the node id of each test the first run reports failing
-(a file's path for a file that could not be collected), and runs each
-matching test as its name comes (a file's path: all its tests, a class's
-node id: all its tests, a test's: all its parameters), tearing down all
-of its fixtures after each one (what test comes next is not known). The
-gate appends :data:`END` when the first run has ended and the rest of its
-failing tests are fed: the run ends after them. So the baseline's verdict
-comes a test's time after the first run's end, not a pytest start's.
+read, then run only that test: on toolz its start and collection (0.25-0.30
+s loaded) came after the first run's last test, and a test failing while
+it ran waited for another run after it. Now, when the first test fails
+while the first run goes on, the baseline's run of its test file starts
+(beside the first run: one more process, on the other core), collects
+that file as the first run does (the same per-test choice) in the tree of
+the workspace before the run, and then, instead of running its tests,
+waits for a *feed*: a file in its shadow's own folder
+(``REIN_TESTS_FEED``) to which the gate appends the node id of each test
+of that file the first run reports failing, and runs each matching test
+as its name comes (a class's node id: all its tests, a test's: all its
+parameters), tearing down all of its fixtures after each one (what test
+comes next is not known). The gate appends :data:`END` when the first
+run's report says its session finished (every failing test said), or when
+a test of another file fails (that one gets a baseline run of its own
+after this one, :mod:`rein.testgate.waves`): the run ends after the tests
+fed. So the baseline's verdict of a one-file run comes about when the first
+run's process ends, not a pytest start later.
 
 The plugin, ``rein_testgate_feed``, is written beside the report plugin.
 It waits at most ``REIN_TESTS_FEED_S`` seconds (the verdict's time left)
 for :data:`END`, polling every 5 ms; past that the session is interrupted
-(pytest's exit code 2: no verdict, never "passed"). A verdict whose first
-run fails no test ends the feed's run (killed, as any run a verdict no
-longer needs). Not used for a run of the whole suite, one big enough for
-pytest-xdist, or a custom runner (:mod:`rein.testgate.waves`).
+(pytest's exit code 2: no verdict, never "passed"). Not used for a run of
+the whole suite, one big enough for pytest-xdist, or a custom runner.
 """
 
 from __future__ import annotations

@@ -89,8 +89,9 @@ POLL_S = 0.02
 
 #: What a line of the report says of a test: it failed and no in-process
 #: re-run follows ("failed"), or one follows ("retrying"); its in-process
-#: re-run failed the same way ("confirmed") or not ("suspect").
-Said = Literal["failed", "retrying", "confirmed", "suspect"]
+#: re-run failed the same way ("confirmed") or not ("suspect"); or that
+#: the session finished ("finished": every failing test was said).
+Said = Literal["failed", "retrying", "confirmed", "suspect", "finished"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,8 @@ def read_lines(lines: Iterable[bytes]) -> list[Heard]:
             heard.append(Heard(node, "retrying" if row.get("again") is True else "failed"))
         elif kind == "again":
             heard.append(Heard(node, "confirmed" if row.get("same") is True else "suspect"))
+        elif kind == "finish":
+            heard.append(Heard("", "finished"))
     return heard
 
 
@@ -150,7 +153,6 @@ async def watch_report(report: Path, waves: Waves) -> None:
     reads the rest)."""
     reader = ReportReader(report)
     waves.reader = reader
-    waves.started()
     while True:
         await asyncio.sleep(POLL_S)
         heard = reader.read()
@@ -213,8 +215,9 @@ class Waves:
         self._follows = _followable(targets, only)
         #: The baseline's run's feed, once it started with the first run.
         self._feed: Feed | None = None
-        #: The names given to the feed.
+        #: The names given to the feed, and the test file they are of.
         self._fed: set[str] = set()
+        self._follow_file = ""
         #: Set when a run ended.
         self._changed = asyncio.Event()
         #: The runs' errors (a shadow that could not be built).
@@ -227,29 +230,56 @@ class Waves:
         #: report's rest to be read (for the bench).
         self.read_s = 0.0
 
-    def started(self) -> None:
-        """The first run started: the baseline's run starts beside it, fed
-        the failing tests as they fail (:mod:`rein.testgate.baseline_feed`),
-        when it can."""
-        if self._follows is None or self._feed is not None or self._before.busy:
+    def _follow(self, test: TestResult) -> None:
+        """The first test failed while the first run goes on: the
+        baseline's run of its file starts, to be fed the file's failing
+        tests as they fail (:mod:`rein.testgate.baseline_feed`), when it
+        can. Not at the first run's start, nor collecting all the first
+        run collects: beside a first run that collects hundreds of tests,
+        a second collection of them slowed it (click's clean verdicts 0.5
+        → 0.9 s, Markdown's first runs 1.5 → 2.1 s at a load of 7)."""
+        file = test.node_id.split("::")[0]
+        if self._follows is None or self._ended or self._before.busy or self._before.done:
             return
+        if "::" not in test.node_id:
+            return  # a file that could not be collected
         targets, only = self._follows
-        self._feed = Feed()
-        run = self._runs.follow(self._feed, targets, only, self._baseline, self._deadline)
+        if file not in targets:
+            return
+        mine = None if only is None else [o for o in only if o.split("::")[0] == file]
+        self._feed, self._follow_file = Feed(), file
+        run = self._runs.follow(self._feed, [file], mine, self._baseline, self._deadline)
         self._before.running = asyncio.ensure_future(run)
         self._before.running.add_done_callback(self._ran)
         self.count += 1
 
     def _to_baseline(self, test: TestResult) -> None:
-        if self._feed is None or self._feed.ended:
-            self._before.add(test)
-        elif test.node_id not in self._fed:
+        if test.node_id in self._fed:
+            return  # the feed's run has it
+        if self._feed is None:
+            self._follow(test)
+        following = self._feed is not None and not self._feed.ended
+        if following and test.node_id.split("::")[0] == self._follow_file:
+            assert self._feed is not None
             self._fed.add(test.node_id)
             self._feed.give([test.node_id])
+            return
+        if following:
+            # Another file's: the feed's run ends with what it has, and a
+            # baseline run of its own takes this one (one tree).
+            assert self._feed is not None
+            self._feed.end()
+        self._before.add(test)
 
     def heard(self, heard: Iterable[Heard]) -> None:
         """What the first run's report said (see :class:`Heard`)."""
         for one in heard:
+            if one.said == "finished":
+                # Every failing test was said: the feed's run ends while
+                # the first run's process does (pytest's last hooks, the exit).
+                if self._feed is not None:
+                    self._feed.end()
+                continue
             test = _as_failing(one.node_id)
             if one.said in ("failed", "retrying"):
                 self._to_baseline(test)
