@@ -78,13 +78,14 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     later = row["full_suite_runs_s"][1:]
     assert row["full_suite_s"] == pytest.approx(sum(later) / 2, abs=0.011)
     # Where a blocked verdict's time went: the selections and each of its
-    # three runs, timed, the wait after the first run and how many waves
-    # of re-runs and baseline runs there were; every seed narrowed to the
-    # tests naming it, and every run by the warm pytest.
+    # runs, timed (no fresh re-run: each seed's failure was confirmed in
+    # the first run's own process), the wait after the first run, how many
+    # other runs there were and how many failures were confirmed; every
+    # seed narrowed to the tests naming it, and every run by the warm pytest.
     runs = {name.partition("_")[0] for name in row["phases_p50"]}
-    assert runs == {"select", "narrow", "first", "rerun", "baseline", "after", "waves"}
+    assert runs == {"select", "narrow", "first", "baseline", "after", "waves", "confirmed"}
     assert row["narrowed"] == 2
-    assert row["warm_runs"] == row["pytest_runs"] == 6
+    assert row["warm_runs"] == row["pytest_runs"] == 4  # each seed's first and baseline
     # The truth of each seed tried is cached, and the project is as it was.
     assert len(json.loads((tmp_path / "truth.json").read_text())) == row["seeds_tried"]
     assert (root / "pkg" / "mod.py").read_text() == MODULE

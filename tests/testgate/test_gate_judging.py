@@ -91,11 +91,19 @@ async def test_the_rerun_runs_in_a_fresh_shadow(tmp_path: Path) -> None:
 
 async def test_a_test_the_rerun_does_not_report_is_not_flaky(tmp_path: Path) -> None:
     marker = tmp_path / "ran-once"
-    # The second import of the file fails: the re-run has no result for the test.
+    # The second import of the file with the change fails: the re-run has
+    # no result for the test (the baseline's import, beside the first run,
+    # is not one). (Its second call, in the first run's process, fails another
+    # way: it goes to the fresh re-run.)
     tests = (
         f"from pathlib import Path\n\nfrom mod import first_n\n\nMARKER = Path({str(marker)!r})\n"
-        "if MARKER.exists():\n    raise RuntimeError('second import')\nMARKER.touch()\n\n\n"
-    ) + TWO.split("\n\n\n", 1)[1]
+        "if first_n([1, 2, 3], 2) != [1, 2]:  # not in the baseline\n"
+        "    if MARKER.exists():\n        raise RuntimeError('second import')\n"
+        "    MARKER.touch()\n"
+        "CALLS = []\n\n\n"
+        "def test_two():\n    CALLS.append(1)\n    assert len(CALLS) == 1, 'called again'\n"
+        "    assert first_n([1, 2, 3], 2) == [1, 2]\n"
+    )
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
     outcome = await verdict_on(root, "mod.py", BAD)
 
@@ -181,13 +189,16 @@ async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see
     ]
     # The first run only: neither the re-run nor the baseline ran it.
     assert log.read_text() == "ran\n"
-    phases = {f"{run}_{part}" for run in ("first", "rerun", "baseline") for part in RUN_PARTS}
+    # test_two failed again the same way in the first run's own process: no
+    # fresh re-run.
+    phases = {f"{run}_{part}" for run in ("first", "baseline") for part in RUN_PARTS}
     assert set(gate.timings) == {
         "select",
         "narrow",
         "first_record",
         "after_first",
         "waves",
+        "confirmed",
         *phases,
     }
     assert all(seconds >= 0 for seconds in gate.timings.values())

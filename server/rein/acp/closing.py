@@ -38,6 +38,7 @@ class ClosingSessions(Protocol):
 
     def mark_cancelled(self, session_id: str, reason: str) -> bool: ...
 
+
 #: Why the session's run ends.
 CLOSED = "the session was closed"
 

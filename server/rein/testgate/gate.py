@@ -31,7 +31,10 @@ that were failing already, and never pass blind.
   (so are the modules their runs compiled, :mod:`rein.testgate.shadow`)
   and deleted with the gate. The runs in them, warm or cold, and the
   indexing of what they recorded: :mod:`rein.testgate.shadow_runs`.
-* A failing test runs once more: in the
+* A failing test runs once more at once in the first run's own process
+  (:mod:`rein.testgate.rerun_in_process`): failing again the same way, it
+  is confirmed failing; else (and when it could not run again there: a
+  setup or teardown error) it runs again in a fresh shadow: in that
   re-run's results and passed there, it is *flaky* (reported; it blocks
   only with ``flakyBlocks``); a test the re-run does not report makes the
   verdict "unverified". Those still failing are judged by a run in a
@@ -39,9 +42,9 @@ that were failing already, and never pass blind.
   text): failing there too (or their file not importable there), they are
   *pre-existing* (reported, not blocking); passing there, or absent there
   (the run added them), they are the run's: blockers. That baseline run
-  goes on beside the re-run (two processes at once) and runs only the
-  failing tests of their files; both start as soon as a test fails,
-  while the first run goes on (:mod:`rein.testgate.waves`).
+  starts with the first run and runs only the failing tests, each as the
+  first run reports it failing (:mod:`rein.testgate.baseline_feed`,
+  :mod:`rein.testgate.waves`).
 * :attr:`TestGate.timings` holds the last verdict's phases in seconds
   (the selection; each run's shadow update and pytest), for the bench.
 * Files the person has open with unsaved changes (an
@@ -165,8 +168,9 @@ class TestGate:
         pytest still starting; ``<run>_record``: reading the texts its record
         needs; the record is indexed after the verdict; a name's runs add
         up), ``after_first``: the wait for the re-runs and baseline runs
-        after the first run ended, and ``waves``: how many of those ran
-        (a count, :mod:`rein.testgate.waves`)."""
+        after the first run ended, ``waves``: how many of those ran
+        and ``confirmed``: the failing tests the first run's own re-run
+        confirmed (counts, :mod:`rein.testgate.waves`)."""
         return self.runs.timings
 
     @property
@@ -330,7 +334,14 @@ class TestGate:
         # The failing tests are judged while the first run goes on.
         waves = None
         if not self.spec.custom:
-            waves = Waves(self.runs, overlay, self._baseline(changed)[0], deadline)
+            waves = Waves(
+                self.runs,
+                overlay,
+                self._baseline(changed)[0],
+                deadline,
+                targets=targets,
+                only=only,
+            )
         try:
             return await self._runs(
                 selection,
@@ -389,6 +400,8 @@ class TestGate:
             note = "whole test files: the per-test selection collected no test"
             # Recorded as any run of whole files: the whole suite's budget.
             record = not near_whole(selection) or self._picker.records_whole_suite()
+            if waves is not None:
+                await waves.drop()  # its baseline's run followed the narrowed run
             first, shadow = await self.runs.run_in(
                 "first_files",
                 "now",
@@ -412,6 +425,7 @@ class TestGate:
             if waves is not None:
                 again, then = await waves.finish(failing)
                 self.timings["waves"] = waves.count
+                self.timings["confirmed"] = len(waves.confirmed)
             else:
                 again, then = await self.runs.again_and_before(overlay, failing, baseline, deadline)
             self.timings["after_first"] = time.monotonic() - ended

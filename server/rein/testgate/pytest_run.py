@@ -53,6 +53,12 @@ pytest runs it, :mod:`rein.testgate.warm`):
   and a later run imports them instead of compiling and rewriting its
   test files again (:class:`~rein.testgate.shadow.ShadowTree` deletes
   what could come back with the same stamp).
+* ``again`` (the first run): ``-p rein_testgate_rerun`` too, a failing
+  test run once more in the same process, both outcomes reported
+  (:mod:`rein.testgate.rerun_in_process`).
+* ``feed`` (the baseline's run beside the first): ``-p
+  rein_testgate_feed`` too, the tests named in a file the gate appends to
+  run as their names come (:mod:`rein.testgate.baseline_feed`).
 * ``coverage`` (a run whose record the gate keeps): ``-p
   rein_testgate_coverage`` too, the record's path in
   ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`); ``untraced``:
@@ -67,9 +73,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rein.testgate.baseline_feed import FEED_ENV, FEED_PLUGIN, FEED_S_ENV, Feed, write_feed_plugin
 from rein.testgate.junit import Outcome, TestResult
 from rein.testgate.pytest_call import PytestCall
 from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
+from rein.testgate.rerun_in_process import RERUN_PLUGIN, write_rerun_plugin
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
@@ -126,6 +134,8 @@ def _row(report, kind):
         # Only a failure's output is shown (a test's last report holds
         # what its earlier phases captured too).
         "sections": [[t, c] for t, c in report.sections] if report.failed else [],
+        # Its in-process re-run's line follows (rein_testgate_rerun).
+        "again": report.failed and _state.get("retrying") == report.nodeid,
     }
 
 
@@ -288,6 +298,9 @@ def pytest_command(
     coverage: Path | None = None,
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
+    again: bool = False,
+    feed: Feed | None = None,
+    feed_s: float = 60.0,
 ) -> str:
     """:func:`pytest_call`'s shell command."""
     return pytest_call(
@@ -301,6 +314,9 @@ def pytest_command(
         coverage=coverage,
         untraced=untraced,
         whole=whole,
+        again=again,
+        feed=feed,
+        feed_s=feed_s,
     ).shell()
 
 
@@ -316,6 +332,9 @@ def pytest_call(
     coverage: Path | None = None,
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
+    again: bool = False,
+    feed: Feed | None = None,
+    feed_s: float = 60.0,
 ) -> PytestCall:
     """The run of pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini are the shadow's
@@ -326,7 +345,12 @@ def pytest_call(
     each test ran is recorded there (:mod:`rein.testgate.recorder`), but
     for the ``untraced`` tests', and with ``only``, of ``targets`` only the
     ``whole`` files (None: all) are collected whole, the others as
-    ``only`` names them (an earlier record lists their tests)."""
+    ``only`` names them (an earlier record lists their tests); ``again``: a
+    failing test runs once more at once in the same process
+    (:mod:`rein.testgate.rerun_in_process`: the first run's); ``feed``:
+    of the tests collected, run those named in the feed as they come,
+    waiting up to ``feed_s`` for its end (:mod:`rein.testgate.baseline_feed`:
+    the baseline's run beside the first)."""
     plugin_dir = shadow.own("plugin")
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -335,6 +359,14 @@ def pytest_call(
     argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
     env: list[tuple[str, str]] = []
+    if again:
+        write_rerun_plugin(plugin_dir)
+        argv += ["-p", RERUN_PLUGIN]
+    if feed is not None:
+        write_feed_plugin(plugin_dir)
+        argv += ["-p", FEED_PLUGIN]
+        feed.attach(shadow.own("feed.txt"))
+        env += [(FEED_ENV, str(feed.path)), (FEED_S_ENV, f"{feed_s:.1f}")]
     if coverage is not None:
         write_plugin(plugin_dir)
         argv += ["-p", COVERAGE_PLUGIN]

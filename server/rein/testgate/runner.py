@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rein.harness.ports import CommandResult, CommandRunner
+from rein.testgate.baseline_feed import Feed
 from rein.testgate.direct import Refused, Unreached, run_direct
 from rein.testgate.junit import TestResult, parse_junit
 from rein.testgate.pytest_call import PytestCall
@@ -180,6 +181,8 @@ async def run_tests(
     record: bool = False,
     untraced: Sequence[str] = (),
     whole: Sequence[str] | None = None,
+    again: bool = False,
+    feed: Feed | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -190,7 +193,11 @@ async def run_tests(
     (a custom command ignores it); ``warm``: pytest is run by the warm
     process (:mod:`rein.testgate.warm`); ``record``: what each test ran is
     recorded (pytest without xdist only), but for the ``untraced`` tests',
-    with only the ``whole`` files (None: all) collected whole."""
+    with only the ``whole`` files (None: all) collected whole; ``again``: a
+    failing test runs once more in the same pytest process (the first run,
+    :mod:`rein.testgate.rerun_in_process`); ``feed``: of the tests
+    collected, those named in the feed run as they come (never with
+    pytest-xdist, :mod:`rein.testgate.baseline_feed`)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -212,7 +219,7 @@ async def run_tests(
         who = f"`{spec.command}`"
     else:
         report = shadow.own(REPORT)
-        xdist = spec.xdist and _large(targets, files, only)
+        xdist = spec.xdist and feed is None and _large(targets, files, only)
         if record and not xdist:
             coverage = shadow.own("coverage.json")
             coverage.unlink(missing_ok=True)
@@ -227,6 +234,9 @@ async def run_tests(
             coverage=coverage,
             untraced=untraced,
             whole=whole,
+            again=again,
+            feed=feed,
+            feed_s=timeout_s,
         )
         who = "pytest"
     if report.exists() or report.is_symlink():

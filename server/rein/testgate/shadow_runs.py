@@ -9,8 +9,10 @@ OS sandbox the warm pytest runs in it too, with both trees' folders bound
 (:meth:`ShadowRuns.folders` makes them before it starts); its phases go to :attr:`ShadowRuns.timings`
 and the runs the warm pytest ran to :attr:`ShadowRuns.warm_runs`. What a
 recording run's tests ran is indexed in the parse thread after the
-verdict (:mod:`rein.testgate.picking`). The failing tests run again and,
-at the same time, in the baseline's tree (:meth:`ShadowRuns.again_and_before`),
+verdict (:mod:`rein.testgate.picking`). The failing tests run in the
+baseline's tree (:meth:`ShadowRuns.follow`, started with the first run and
+fed them as they fail; else :meth:`ShadowRuns.before`) and, those the
+first run's own re-run did not confirm, again (:meth:`ShadowRuns.rerun`),
 while the first run goes on (:mod:`rein.testgate.waves`).
 The trees are deleted with the gate (:meth:`ShadowRuns.close`).
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner
+from rein.testgate.baseline_feed import Feed
 from rein.testgate.judging import unreachable
 from rein.testgate.junit import TestResult
 from rein.testgate.picking import Picker
@@ -32,7 +35,7 @@ from rein.testgate.recorder import RawCoverage
 from rein.testgate.runner import REPORT, RunnerSpec, TestRun, run_tests
 from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import WarmPytest
-from rein.testgate.waves import WAVE_GUESS_S, Waves, watch_report
+from rein.testgate.waves import Waves, watch_report
 
 __all__ = ["TREES", "WARM_WAIT_S", "ShadowRuns"]
 
@@ -79,9 +82,6 @@ class ShadowRuns:
         #: The last verdict's runs that the warm pytest ran (not those its
         #: client ran cold: the detail says why for the first run).
         self.warm_runs: set[str] = set()
-        #: What the last wave of re-runs and baseline runs took
-        #: (:mod:`rein.testgate.waves`).
-        self.wave_s = WAVE_GUESS_S
 
     def reset(self) -> None:
         """A new verdict: its phases and warm runs start empty."""
@@ -108,40 +108,69 @@ class ShadowRuns:
         failing: Sequence[TestResult],
         baseline: dict[str, str | None],
         deadline: float,
-        *,
-        again_in: str = "now",
-        one_by_one: bool = False,
     ) -> tuple[TestRun, TestRun]:
-        """The failing tests run again in the tree ``again_in`` (made fresh:
-        what the first run left behind changes nothing) and, at the same
-        time (``one_by_one``: after it), in the shadow of the workspace
-        before the run (``baseline``)."""
-        ids = self.ids(failing)
-        # Their whole files, of which only the failing tests run: a test
-        # the run added is not there, and pytest refuses a node id it
-        # cannot find.
+        """The failing tests run again (:meth:`rerun`, in "now") and, at
+        the same time, in the baseline (:meth:`before`): a custom runner's."""
+        try:
+            async with asyncio.TaskGroup() as group:
+                again = group.create_task(self.rerun(overlay, failing, deadline, tree="now"))
+                then = group.create_task(self.before(failing, baseline, deadline))
+        except ExceptionGroup as errors:  # the shadow could not be built
+            raise errors.exceptions[0] from None
+        return again.result(), then.result()
+
+    async def rerun(
+        self,
+        overlay: dict[str, str | None],
+        failing: Sequence[TestResult],
+        deadline: float,
+        *,
+        tree: str = "again",
+    ) -> TestRun:
+        """The failing tests again in the tree ``tree``, made fresh: what
+        the first run left behind changes nothing."""
+        run, _ = await self.run_in("rerun", tree, overlay, self.ids(failing), deadline)
+        return run
+
+    async def before(
+        self,
+        failing: Sequence[TestResult],
+        baseline: dict[str, str | None],
+        deadline: float,
+    ) -> TestRun:
+        """The failing tests in the shadow of the workspace before the run
+        (``baseline``): their whole files, of which only they run (a test
+        the run added is not there, and pytest refuses a node id it cannot
+        find)."""
         files = sorted(
             {r.file for r in failing if r.file and self._before_exists(r.file, baseline)}
         )
+        if not files and not self.spec.custom:
+            return TestRun(nothing_collected=True)
+        then, _ = await self.run_in(
+            "baseline", "before", baseline, self._ids_or(files), deadline, only=self.ids(failing)
+        )
+        return then
 
-        async def before() -> TestRun:
-            if not files and not self.spec.custom:
-                return TestRun(nothing_collected=True)
-            then, _ = await self.run_in(
-                "baseline", "before", baseline, self._ids_or(files), deadline, only=ids
-            )
-            return then
-
-        if one_by_one:
-            rerun, _ = await self.run_in("rerun", again_in, overlay, ids, deadline)
-            return rerun, await before()
-        try:
-            async with asyncio.TaskGroup() as group:
-                again = group.create_task(self.run_in("rerun", again_in, overlay, ids, deadline))
-                then = group.create_task(before())
-        except ExceptionGroup as errors:  # the shadow could not be built
-            raise errors.exceptions[0] from None
-        return again.result()[0], then.result()
+    async def follow(
+        self,
+        feed: Feed,
+        targets: Sequence[str],
+        only: list[str] | None,
+        baseline: dict[str, str | None],
+        deadline: float,
+    ) -> TestRun:
+        """The baseline's run beside the first run: what it collects (its
+        ``targets``, of those that existed before the run, and ``only``)
+        collected in the shadow of the workspace before the run, the tests
+        named in ``feed`` run as they come (:mod:`rein.testgate.baseline_feed`)."""
+        files = [t for t in targets if self._before_exists(t.split("::")[0], baseline)]
+        if not files:
+            return TestRun(nothing_collected=True)
+        then, _ = await self.run_in(
+            "baseline", "before", baseline, files, deadline, only=only, feed=feed
+        )
+        return then
 
     async def run_in(
         self,
@@ -157,6 +186,7 @@ class ShadowRuns:
         untraced: Sequence[str] = (),
         whole: Sequence[str] | None = None,
         waves: Waves | None = None,
+        feed: Feed | None = None,
     ) -> tuple[TestRun, Shadow]:
         """One run (``name``, for :attr:`timings`: a name's runs add up) in
         the shadow tree ``tree``, brought up to date with ``overlay`` first;
@@ -165,7 +195,8 @@ class ShadowRuns:
         (their records are still good), with only the ``whole`` files
         collected whole (None: all); ``waves``: each test failing in
         its report as pytest writes it is handed to them
-        (:mod:`rein.testgate.waves`)."""
+        (:mod:`rein.testgate.waves`); ``feed``: the tests it names run
+        as they come (:meth:`follow`)."""
         started = time.monotonic()
         # A sandboxed run can write only its tree's folder: its compiled
         # modules go there, never to the user's prefix other runs import.
@@ -201,6 +232,10 @@ class ShadowRuns:
                 record=record and not self.spec.custom,
                 untraced=untraced,
                 whole=whole,
+                # The first run (the waves read it): a failing test runs
+                # once more in its process (rein.testgate.rerun_in_process).
+                again=waves is not None,
+                feed=feed,
             )
         finally:
             if watching is not None:

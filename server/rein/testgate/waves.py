@@ -1,33 +1,42 @@
 """The failing tests of a verdict judged while its first run goes on.
 
-A blocked verdict used to be the first run, then the failing tests' re-run
-beside their baseline run (two more pytest processes, started when the
-first run ended): the verdict waited for all three one after the other.
-Now the gate reads the first run's report as pytest writes it (a JSON line
-per report, :mod:`rein.testgate.pytest_run`) and, as soon as a test fails,
-runs it again and in the baseline (:meth:`ShadowRuns.again_and_before`)
-while the first run goes on: a *wave*. The re-run goes to a third kept
-shadow tree, "again" (the first run still holds "now"), made fresh for
-each wave as before; the baseline to "before". One wave at a time: the
-tests that fail during a wave wait for the next, and those that failed
-after the last wave started (or that the stream did not show: a run whose
-report was read only at its end) make a last wave when the first run has
-ended. A wave while the first run goes on runs the re-run, then the
-baseline (one process beside the first run's: on 2 cores, two at once
-beside it slowed it as much as they saved, click's first runs 0.77 → 1.47
-s at a load of 5); a wave after it, both at once. A wave starts before
-that only when what is left of the first run (its tests collected and done
-so far, from the plugin's lines, and the time they took) looks longer than
-the gate's last wave took: a wave still running when the first run ends
-holds the trees, and the last wave waits for it, so on a short first run
-two waves would cost more than one. So the verdict waits after its first
-run only for what is left of the waves; the tests judged, the re-run's
-fresh tree and the baseline's texts are as they were before the waves (a
-test's re-run and baseline are still one run each). A wave started for a
-test the finished run does not count as failing (a changed test file that
-does not import: blocking at once) judges nothing that is read. The waves
-are cancelled (their pytest processes killed) when the verdict ends
-another way.
+A blocked verdict used to be the first run, then the failing tests'
+re-run beside their baseline run, each a pytest process of its own. Now
+the first run re-runs a failing test at once in its own process
+(:mod:`rein.testgate.rerun_in_process`), and the gate reads the first
+run's report as pytest writes it (a JSON line per report,
+:mod:`rein.testgate.pytest_run`):
+
+* the baseline's run starts with the first run (:meth:`Waves.started`)
+  and is fed each test reported failing (:mod:`rein.testgate.baseline_feed`:
+  it collected what the first run collects, in the kept "before" tree, and
+  runs a test as its name comes); without a feed (the whole suite, a run
+  big enough for pytest-xdist, a feed's run that ended early) a test
+  reported failing goes at once to a baseline run of its own, the tests
+  that fail while one runs to the next;
+* a test whose in-process re-run failed the same way is confirmed failing:
+  it needs no other run;
+* a test whose in-process re-run passed or failed another way (a flaky
+  suspect), and a failure with no in-process re-run (a setup or teardown
+  error, a file that could not be collected, a run of pytest-xdist's
+  workers), goes to a re-run in a fresh shadow (the kept "again" tree,
+  made fresh), as before: passing there, it is flaky.
+
+Beside the first run, one more pytest process at a time that runs tests
+(2 cores: the first run's and one; two beside it slowed it as much as
+they saved, click's first runs 0.77 → 1.47 s at a load of 5; the feed's
+run mostly waits and takes no room): a baseline batch first, then a fresh
+re-run. Once the first run has ended (:meth:`Waves.finish`: the rest of
+its report read, every failing test it counts fed or given to the runs it
+still needs, the feed ended), the two kinds run at once. So the verdict
+waits after its first run only for what is left of these runs (with a
+feed and no suspect: the last failing test's baseline call); the tests
+judged, the re-run's fresh tree and the baseline's texts are as they
+were. A run started for a test the finished run does not count as failing
+(a changed test file that does not import: blocking at once) judges
+nothing that is read. The runs are cancelled (their pytest processes
+killed) when the verdict ends another way, a first run failing no test
+included.
 """
 
 from __future__ import annotations
@@ -38,36 +47,46 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
+from rein.testgate.baseline_feed import Feed
 from rein.testgate.junit import TestResult
-from rein.testgate.runner import TestRun
+from rein.testgate.runner import XDIST_FROM_FILES, XDIST_FROM_TESTS, TestRun
 
 
 class WaveRuns(Protocol):
-    """What a wave runs its tests with (:class:`rein.testgate.shadow_runs.ShadowRuns`)."""
+    """What the waves run their tests with (:class:`rein.testgate.shadow_runs.ShadowRuns`)."""
 
-    #: How long the last wave took (the guess before the first).
-    wave_s: float
+    async def rerun(
+        self, overlay: dict[str, str | None], failing: Sequence[TestResult], deadline: float
+    ) -> TestRun:
+        """The failing tests again, in a fresh shadow."""
+        ...
 
-    async def again_and_before(
+    async def before(
+        self, failing: Sequence[TestResult], baseline: dict[str, str | None], deadline: float
+    ) -> TestRun:
+        """The failing tests in the shadow of the workspace before the run."""
+        ...
+
+    async def follow(
         self,
-        overlay: dict[str, str | None],
-        failing: Sequence[TestResult],
+        feed: Feed,
+        targets: Sequence[str],
+        only: list[str] | None,
         baseline: dict[str, str | None],
         deadline: float,
-        *,
-        again_in: str = "now",
-        one_by_one: bool = False,
-    ) -> tuple[TestRun, TestRun]:
-        """The failing tests again (in ``again_in``) and in the baseline."""
+    ) -> TestRun:
+        """What the first run collects, collected in the shadow of the
+        workspace before the run; the tests ``feed`` names run as they come."""
         ...
 
 
 __all__ = [
+    "EARLY_FOLLOW_TESTS",
     "POLL_S",
-    "WAVE_GUESS_S",
-    "Progress",
+    "Heard",
+    "ReportReader",
     "WaveRuns",
     "Waves",
     "read_lines",
@@ -76,30 +95,35 @@ __all__ = [
 
 #: How often the first run's report is read for new failures.
 POLL_S = 0.02
-#: What a wave is taken to cost before one was timed (a forked run of a
-#: few tests on a small project, about 0.15 s quiet, with some margin).
-WAVE_GUESS_S = 0.3
+#: A first run of one test file and at most this many named tests (or
+#: classes) has its baseline run start beside it at once, not at its first
+#: failure: its collection is small beside the first run's, and on such a
+#: run a test fails near its end (toolz, cachetools: the first run 0.2-0.3 s,
+#: the baseline's start and collection 0.15-0.2 s after it at a load of 6).
+#: Not a bigger run: collecting it twice at once slowed the first run
+#: (click's clean verdicts 0.5 → 0.9 s).
+EARLY_FOLLOW_TESTS = 50
+
+#: What a line of the report says of a test: it failed and no in-process
+#: re-run follows ("failed"), or one follows ("retrying"); its in-process
+#: re-run failed the same way ("confirmed") or not ("suspect"); or that
+#: the session finished ("finished": every failing test was said).
+Said = Literal["failed", "retrying", "confirmed", "suspect", "finished"]
 
 
-@dataclass(slots=True)
-class Progress:
-    """What the report plugin's lines say so far."""
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """One thing the report said of a test (or of a file that could not be
+    collected), named as :func:`~rein.testgate.pytest_run.read_report`
+    names it."""
 
-    #: Failing tests (and files that could not be collected), named as
-    #: :func:`~rein.testgate.pytest_run.read_report` names them.
-    failing: list[str] = field(default_factory=list)
-    #: Tests collected to run (None: not said yet, or not by this run).
-    total: int | None = None
-    #: When they were (``time.monotonic``, the machine's clock).
-    collected_at: float | None = None
-    #: Tests done (their teardown reported).
-    done: int = 0
+    node_id: str
+    said: Said
 
 
-def read_lines(lines: Iterable[bytes], progress: Progress) -> list[str]:
-    """Add the report plugin's whole JSON ``lines`` to ``progress``; the
-    failing tests among them."""
-    found: list[str] = []
+def read_lines(lines: Iterable[bytes]) -> list[Heard]:
+    """What the report plugin's whole JSON ``lines`` say of failing tests."""
+    heard: list[Heard] = []
     for line in lines:
         try:
             row = json.loads(line)
@@ -107,53 +131,80 @@ def read_lines(lines: Iterable[bytes], progress: Progress) -> list[str]:
             continue
         if not isinstance(row, dict):
             continue
-        kind = row.get("kind")
+        kind, node = row.get("kind"), str(row.get("nodeid") or "")
         if kind == "collect":
-            found.append(str(row.get("nodeid") or "."))
-        elif kind == "collected" and isinstance(row.get("count"), int):
-            progress.total = row["count"]
-            at = row.get("at")
-            progress.collected_at = at if isinstance(at, float) else time.monotonic()
-        elif kind == "test":
-            if row.get("outcome") == "failed":
-                found.append(str(row.get("nodeid", "")))
-            if row.get("when") == "teardown":
-                progress.done += 1
-    progress.failing += found
-    return found
+            heard.append(Heard(node or ".", "failed"))
+        elif kind == "test" and row.get("outcome") == "failed":
+            heard.append(Heard(node, "retrying" if row.get("again") is True else "failed"))
+        elif kind == "again":
+            heard.append(Heard(node, "confirmed" if row.get("same") is True else "suspect"))
+        elif kind == "finish":
+            heard.append(Heard("", "finished"))
+    return heard
+
+
+class ReportReader:
+    """Reads the whole lines added to a report since the last read."""
+
+    def __init__(self, report: Path) -> None:
+        self.report = report
+        self._offset = 0
+        self._partial = b""
+
+    def read(self) -> list[Heard]:
+        try:
+            with self.report.open("rb") as stream:
+                stream.seek(self._offset)
+                chunk = stream.read()
+        except FileNotFoundError:
+            return []
+        self._offset += len(chunk)
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()  # a line not written whole yet
+        return read_lines(lines)
 
 
 async def watch_report(report: Path, waves: Waves) -> None:
-    """Read ``report`` as pytest writes it and hand each new failure, and
-    how far the run is, to ``waves``, until cancelled (when the run ends)."""
-    offset = 0
-    partial = b""
-    progress = Progress()
+    """Read ``report`` as pytest writes it and hand what it says of failing
+    tests to ``waves``, until cancelled (when the run ends: :meth:`Waves.finish`
+    reads the rest)."""
+    reader = ReportReader(report)
+    waves.reader = reader
+    waves.started()
     while True:
         await asyncio.sleep(POLL_S)
-        try:
-            with report.open("rb") as stream:
-                stream.seek(offset)
-                chunk = stream.read()
-        except FileNotFoundError:
-            continue
-        offset += len(chunk)
-        lines = (partial + chunk).split(b"\n")
-        partial = lines.pop()  # a line not written whole yet
-        failed = read_lines(lines, progress)
-        waves.progress = progress
-        if failed:
-            waves.seen(failed)
+        heard = reader.read()
+        if heard:
+            waves.heard(heard)
 
 
 def _as_failing(node_id: str) -> TestResult:
-    """A failing test known by its node id alone (what a wave needs)."""
+    """A failing test known by its node id alone (what a run needs)."""
     return TestResult(node_id=node_id, outcome="failed", file=node_id.split("::")[0])
 
 
+@dataclass(slots=True)
+class _Lane:
+    """The runs of one kind: the tests waiting for the next, the one
+    running, the runs done."""
+
+    waiting: dict[str, TestResult] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
+    running: asyncio.Task[TestRun] | None = None
+    done: list[TestRun] = field(default_factory=list)
+
+    def add(self, result: TestResult) -> None:
+        if result.node_id not in self.taken:
+            self.waiting.setdefault(result.node_id, result)
+
+    @property
+    def busy(self) -> bool:
+        return self.running is not None  # until its end is handled (Waves._ran)
+
+
 class Waves:
-    """The re-runs and baseline runs of one verdict's failing tests (see
-    the module docstring)."""
+    """The baseline runs and fresh re-runs of one verdict's failing tests
+    (see the module docstring)."""
 
     def __init__(
         self,
@@ -161,97 +212,238 @@ class Waves:
         overlay: dict[str, str | None],
         baseline: dict[str, str | None],
         deadline: float,
+        *,
+        targets: Sequence[str] | None = None,
+        only: Sequence[str] | None = None,
     ) -> None:
         self._runs = runs
         self._overlay = overlay
         self._baseline = baseline
         self._deadline = deadline
-        #: Failing tests no wave has taken yet, in the order seen.
-        self._pending: dict[str, TestResult] = {}
-        #: Those a wave has taken.
-        self._taken: set[str] = set()
-        self._results: list[tuple[TestRun, TestRun]] = []
-        self._driver: asyncio.Task[None] | None = None
-        #: The first run has ended: every wave is worth starting.
+        self._before = _Lane()
+        self._again = _Lane()
+        #: Tests whose in-process re-run's line is still to come.
+        self._retrying: set[str] = set()
+        #: Tests whose in-process re-run failed the same way.
+        self.confirmed: set[str] = set()
+        #: The first run has ended: both kinds of run at once.
         self._ended = False
-        #: How far the first run is (:func:`watch_report`).
-        self.progress = Progress()
-        #: How many waves ran (for the bench and the tests).
+        #: What the first run collects (its targets and per-test choice),
+        #: when the baseline's run can follow it with a feed.
+        self._follows = _followable(targets, only)
+        #: The baseline's run's feed, once it started with the first run.
+        self._feed: Feed | None = None
+        #: The names given to the feed, and the test file they are of.
+        self._fed: set[str] = set()
+        self._follow_file = ""
+        #: Set when a run ended.
+        self._changed = asyncio.Event()
+        #: The runs' errors (a shadow that could not be built).
+        self._errors: list[BaseException] = []
+        #: The first run's report, as read so far (:func:`watch_report`).
+        self.reader: ReportReader | None = None
+        #: How many runs (pytest processes) the waves started.
         self.count = 0
+        #: How long the verdict waited, after the first run, for the
+        #: report's rest to be read (for the bench).
+        self.read_s = 0.0
 
-    def seen(self, node_ids: Sequence[str]) -> None:
-        """Tests the first run reported failing: judged by the next wave."""
-        self._add(_as_failing(i) for i in node_ids)
+    def started(self) -> None:
+        """The first run started: a small one's baseline run starts beside
+        it (see :data:`EARLY_FOLLOW_TESTS`)."""
+        if self._follows is None or self._feed is not None:
+            return
+        targets, only = self._follows
+        if len(targets) == 1 and only is not None and len(only) <= EARLY_FOLLOW_TESTS:
+            self._start_follow(targets[0], list(only))
 
-    def _add(self, results: Iterable[TestResult]) -> None:
-        for result in results:
-            if result.node_id not in self._taken:
-                self._pending.setdefault(result.node_id, result)
-        if self._pending and (self._driver is None or self._driver.done()) and self._worth():
-            self._driver = asyncio.ensure_future(self._drive())
+    def _start_follow(self, file: str, only: list[str] | None) -> None:
+        self._feed, self._follow_file = Feed(), file
+        run = self._runs.follow(self._feed, [file], only, self._baseline, self._deadline)
+        self._before.running = asyncio.ensure_future(run)
+        self._before.running.add_done_callback(self._ran)
+        self.count += 1
 
-    def _worth(self) -> bool:
-        """Whether a wave started now is likely to end before the first
-        run: else the failing tests wait for its end, when one wave takes
-        them all. A wave started early that is still running when the
-        first run ends holds the trees, and the last wave waits for it: on
-        a run shorter than a wave (cachetools's 0.12 s), two waves one
-        after the other after the first run cost more than one. What is
-        left of the first run is guessed from its tests done so far."""
-        if self._ended:
-            return True
-        total, done, since = self.progress.total, self.progress.done, self.progress.collected_at
-        if total is None or since is None:
-            return True  # no count (pytest-xdist's controller collects none)
-        left = (time.monotonic() - since) / max(done, 1) * max(total - done, 0)
-        return left >= self._runs.wave_s
+    def _follow(self, test: TestResult) -> None:
+        """The first test failed while the first run goes on: the
+        baseline's run of its file starts, to be fed the file's failing
+        tests as they fail (:mod:`rein.testgate.baseline_feed`), when it
+        can. Not at the first run's start, nor collecting all the first
+        run collects: beside a first run that collects hundreds of tests,
+        a second collection of them slowed it (click's clean verdicts 0.5
+        → 0.9 s, Markdown's first runs 1.5 → 2.1 s at a load of 7)."""
+        file = test.node_id.split("::")[0]
+        if self._follows is None or self._ended or self._before.busy or self._before.done:
+            return
+        if "::" not in test.node_id:
+            return  # a file that could not be collected
+        targets, only = self._follows
+        if file not in targets:
+            return
+        self._start_follow(
+            file, None if only is None else [o for o in only if o.split("::")[0] == file]
+        )
 
-    async def _drive(self) -> None:
-        while self._pending:
-            wave, self._pending = list(self._pending.values()), {}
-            self._taken.update(r.node_id for r in wave)
-            self.count += 1
-            started = time.monotonic()
-            # Beside the first run, one more process at a time (2 cores:
-            # the first run's and one); once it has ended, both at once.
-            self._results.append(
-                await self._runs.again_and_before(
-                    self._overlay,
-                    wave,
-                    self._baseline,
-                    self._deadline,
-                    again_in="again",
-                    one_by_one=not self._ended,
-                )
-            )
-            self._runs.wave_s = time.monotonic() - started
-            if not self._worth():
-                return  # the rest waits for the first run's end
+    def _to_baseline(self, test: TestResult) -> None:
+        if test.node_id in self._fed:
+            return  # the feed's run has it
+        if self._feed is None:
+            self._follow(test)
+        following = self._feed is not None and not self._feed.ended
+        if following and test.node_id.split("::")[0] == self._follow_file:
+            assert self._feed is not None
+            self._fed.add(test.node_id)
+            self._feed.give([test.node_id])
+            return
+        if following:
+            # Another file's: the feed's run ends with what it has, and a
+            # baseline run of its own takes this one (one tree).
+            assert self._feed is not None
+            self._feed.end()
+        self._before.add(test)
+
+    def heard(self, heard: Iterable[Heard]) -> None:
+        """What the first run's report said (see :class:`Heard`)."""
+        for one in heard:
+            if one.said == "finished":
+                # Every failing test was said: the feed's run ends while
+                # the first run's process does (pytest's last hooks, the exit).
+                if self._feed is not None:
+                    self._feed.end()
+                continue
+            test = _as_failing(one.node_id)
+            if one.said in ("failed", "retrying"):
+                self._to_baseline(test)
+                if one.said == "failed":
+                    self._again.add(test)
+                else:
+                    self._retrying.add(one.node_id)
+            else:
+                self._retrying.discard(one.node_id)
+                if one.said == "confirmed":
+                    self.confirmed.add(one.node_id)
+                else:
+                    self.confirmed.discard(one.node_id)
+                    self._again.add(test)
+        self._start()
+
+    def _start(self) -> None:
+        """Start the runs that may start: beside the first run one process
+        at a time, the baseline's first; after it, one of each kind."""
+        if self._errors:
+            return
+        # The feed's run mostly waits for names: it takes no room.
+        following = self._feed is not None and not self._feed.ended
+        busy = int(self._before.busy and not following) + int(self._again.busy)
+        room = 2 if self._ended else 1
+        for lane in (self._before, self._again):
+            if busy < room and lane.waiting and not lane.busy:
+                tests, lane.waiting = list(lane.waiting.values()), {}
+                lane.taken.update(t.node_id for t in tests)
+                if lane is self._before:
+                    run = self._runs.before(tests, self._baseline, self._deadline)
+                else:
+                    run = self._runs.rerun(self._overlay, tests, self._deadline)
+                lane.running = asyncio.ensure_future(run)
+                lane.running.add_done_callback(self._ran)
+                self.count += 1
+                busy += 1
+
+    def _ran(self, task: asyncio.Future[TestRun]) -> None:
+        for lane in (self._before, self._again):
+            if lane.running is task:
+                lane.running = None
+                if task.cancelled():
+                    return
+                if task.exception() is not None:
+                    self._errors.append(task.exception())  # type: ignore[arg-type]
+                elif lane is self._before and self._feed is not None and not self._feed.ended:
+                    # The feed's run ended before its feed did (it could
+                    # not wait longer, it crashed): what it was fed, and
+                    # what comes, is run as the feed's run never was.
+                    self._feed.ended = True
+                    for name in sorted(self._fed):
+                        lane.add(_as_failing(name))
+                else:
+                    lane.done.append(task.result())
+        self._start()
+        self._changed.set()
 
     async def finish(self, failing: Sequence[TestResult]) -> tuple[TestRun, TestRun]:
-        """The first run ended with ``failing``: every one of them run again
-        and in the baseline (a last wave for those no wave took), the waves'
-        runs merged. An error of a wave (a shadow that could not be built)
-        is raised here."""
+        """The first run ended with ``failing``: every one of them judged
+        by the runs it still needs (the rest of the report read first), and
+        the runs' results merged: (the re-runs, a test confirmed by its
+        in-process re-run counting as failing there; the baseline runs). An
+        error of a run (a shadow that could not be built) is raised here."""
+        started = time.monotonic()
+        if self.reader is not None:
+            self.heard(self.reader.read())
+        self.read_s = time.monotonic() - started
         self._ended = True
-        self._add(failing)  # a wave still running takes them next
-        if self._driver is not None:
-            await self._driver
-        again, then = TestRun(), TestRun()
-        for wave_again, wave_then in self._results:
-            for merged, run in ((again, wave_again), (then, wave_then)):
-                merged.results += run.results
-                if merged.unverified is None:
-                    merged.unverified = run.unverified
+        for result in failing:
+            self._to_baseline(result)
+            if result.node_id not in self.confirmed:
+                # No in-process re-run line (a process that ended in it):
+                # the fresh re-run judges it.
+                self._again.add(result)
+        if self._feed is not None:
+            self._feed.end()  # its run ends after the tests fed
+        self._start()
+        while self._before.busy or self._again.busy:
+            self._changed.clear()
+            await self._changed.wait()
+        if self._errors:
+            raise self._errors[0]
+        again, then = _merged(self._again.done), _merged(self._before.done)
+        named = {r.node_id for r in failing}
+        again.results += [
+            TestResult(node_id=n, outcome="failed", file=n.split("::")[0])
+            for n in sorted(self.confirmed & named)
+        ]
         return again, then
 
+    async def drop(self) -> None:
+        """Forget the runs so far (stopped): the first run ran again with
+        other targets (a per-test choice that collected nothing)."""
+        await self.cancel()
+        self._before, self._again = _Lane(), _Lane()
+        self._retrying.clear()
+        self.confirmed.clear()
+        self._follows, self._feed = None, None
+        self._fed.clear()
+        self.reader = None
+
     async def cancel(self) -> None:
-        """Stop a wave still running (the verdict ended without it) and
-        wait for its processes' end."""
-        driver, self._driver = self._driver, None
-        if driver is None:
-            return
-        driver.cancel()
-        await asyncio.wait([driver])  # a cancellation of the verdict still raises
-        if not driver.cancelled():
-            driver.exception()  # retrieved: an error of a wave no verdict reads is moot
+        """Stop the runs still going (the verdict ended without them) and
+        wait for their processes' end."""
+        tasks = [t for t in (self._before.running, self._again.running) if t is not None]
+        self._before.running = self._again.running = None
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)  # a cancellation of the verdict still raises
+        for task in tasks:
+            if not task.cancelled():
+                task.exception()  # retrieved: an error of a run no verdict reads is moot
+
+
+def _followable(
+    targets: Sequence[str] | None, only: Sequence[str] | None
+) -> tuple[list[str], list[str] | None] | None:
+    """The first run's targets and per-test choice, when the baseline's run
+    can collect them beside it and follow a feed: not the whole suite, nor
+    a run big enough for pytest-xdist's workers."""
+    if not targets:
+        return None
+    if only is not None:
+        return (list(targets), list(only)) if len(only) < XDIST_FROM_TESTS else None
+    return (list(targets), None) if len(targets) < XDIST_FROM_FILES else None
+
+
+def _merged(runs: Sequence[TestRun]) -> TestRun:
+    merged = TestRun()
+    for run in runs:
+        merged.results += run.results
+        if merged.unverified is None:
+            merged.unverified = run.unverified
+    return merged
