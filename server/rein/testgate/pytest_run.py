@@ -287,37 +287,10 @@ def own_config(root: Path, targets: Sequence[str] | None) -> bool:
 
 
 def pytest_command(
-    python: str,
-    shadow: Shadow,
-    targets: Sequence[str] | None,
-    report: Path,
-    *,
-    xdist: bool,
-    only: Sequence[str] | None = None,
-    warm: WarmClient | None = None,
-    coverage: Path | None = None,
-    untraced: Sequence[str] = (),
-    whole: Sequence[str] | None = None,
-    again: bool = False,
-    feed: Feed | None = None,
-    feed_s: float = 60.0,
+    python: str, shadow: Shadow, targets: Sequence[str] | None, report: Path, **options: Any
 ) -> str:
-    """:func:`pytest_call`'s shell command."""
-    return pytest_call(
-        python,
-        shadow,
-        targets,
-        report,
-        xdist=xdist,
-        only=only,
-        warm=warm,
-        coverage=coverage,
-        untraced=untraced,
-        whole=whole,
-        again=again,
-        feed=feed,
-        feed_s=feed_s,
-    ).shell()
+    """:func:`pytest_call`'s shell command (``options``: its keywords)."""
+    return pytest_call(python, shadow, targets, report, **options).shell()
 
 
 def pytest_call(
