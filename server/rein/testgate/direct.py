@@ -41,6 +41,7 @@ import time
 
 import anyio
 
+from rein.harness.errors import ReinError
 from rein.harness.process_ports import CommandResult
 from rein.testgate.pytest_call import PytestCall
 from rein.testgate.warm import WarmClient
@@ -63,11 +64,11 @@ KILL_WAIT_S = 10.0
 TAIL_BYTES = 8_000
 
 
-class Unreached(Exception):
+class Unreached(ReinError):
     """The kept process could not be reached: the run goes through the client."""
 
 
-class Refused(Exception):
+class Refused(ReinError):
     """The kept process refused the run (why): pytest runs cold."""
 
 
