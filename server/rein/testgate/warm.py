@@ -83,16 +83,28 @@ from typing import Protocol
 from rein.harness.process_ports import SandboxedStart
 from rein.testgate.warm_scripts import CLIENT_SOURCE, SERVER_SOURCE
 
-__all__ = ["ProcessLauncher", "WarmClient", "WarmPytest"]
+__all__ = ["HUNG", "STALE", "ProcessLauncher", "WarmClient", "WarmPytest"]
 
 log = logging.getLogger(__name__)
 
 #: How long the kept process may take to import pytest and say it is ready.
 READY_TIMEOUT_S = 60.0
 
+#: Why a run did not go to the kept process: its sandbox protects less (or
+#: other paths) than one started now would.
+STALE = (
+    "the workspace's protected paths changed since the warm pytest started (a "
+    "repository or protected file made or removed): it is started again"
+)
+#: Why a run the kept process did not answer ran cold.
+HUNG = "the warm pytest did not answer: it was stopped, and another is started"
+
 
 class KeptProcess(Protocol):
     """A started process (``asyncio.subprocess.Process`` is one)."""
+
+    @property
+    def pid(self) -> int: ...
 
     @property
     def stdout(self) -> asyncio.StreamReader | None: ...
@@ -126,11 +138,19 @@ class ProcessLauncher(Protocol):
         kept process was launched with (Rein's own has not changed)."""
         ...
 
-    async def watch(self) -> SandboxedStart:
+    async def watch(self) -> SandboxedStart | None:
         """A run the kept process forks, in the sandbox it was launched
         in (now): what the sandbox looks at before a command there, and
         moves aside after it (:meth:`SandboxedStart.ended`), as around
-        one of the gates' commands; its ``argv`` is not started."""
+        one of the gates' commands; its ``argv`` is not started. None
+        when the sandbox would protect other paths now than at the kept
+        process's launch (a repository the person made since): the kept
+        process must not run it."""
+        ...
+
+    async def stop(self, process: KeptProcess) -> None:
+        """Kill a kept process (hung) and what it started, and wait
+        (bounded) until they are gone."""
         ...
 
 
@@ -143,8 +163,15 @@ class WarmClient:
     socket: str
     token: str
     #: The sandbox's look around a run the gate hands to the kept process
-    #: itself (:mod:`rein.testgate.direct`); None: only the client does.
-    watch: Callable[[], Awaitable[SandboxedStart]] | None = None
+    #: itself (:mod:`rein.testgate.direct`), None when it must not run it
+    #: (:data:`STALE`); None: only the client does.
+    watch: Callable[[], Awaitable[SandboxedStart | None]] | None = None
+    #: Before a run through the client: why the kept process must not run
+    #: it (:data:`STALE`), else None.
+    check: Callable[[], Awaitable[str | None]] | None = None
+    #: The kept process did not answer a run: it is stopped (awaited) and
+    #: another started; it is not offered again.
+    hung: Callable[[], Awaitable[None]] | None = None
 
     @property
     def folder(self) -> str:
@@ -175,13 +202,15 @@ class WarmPytest:
         self._ready = False
         self._finalizer: weakref.finalize[..., WarmPytest] | None = None
         self._token = secrets.token_hex(16)
+        #: The kept process must be replaced (hung, or its protections old).
+        self._stale = False
 
     def start(self) -> None:
         """Start the kept process in the background (once; again when the
         sandbox it would start in is no longer the one it was started in:
         the old one is stopped first)."""
         if self._task is not None:
-            if self.launcher.under() is self._under:
+            if self.launcher.under() is self._under and not self._stale:
                 return
             task, process, finalizer = self._task, self._process, self._finalizer
             old_folder = self._folder
@@ -192,6 +221,7 @@ class WarmPytest:
             )
         else:
             old = None
+        self._stale = False
         folder = Path(tempfile.mkdtemp(prefix="rein-warm-pytest-"))
         (folder / "server.py").write_text(SERVER_SOURCE, encoding="utf-8")
         (folder / "client.py").write_text(CLIENT_SOURCE, encoding="utf-8")
@@ -249,8 +279,41 @@ class WarmPytest:
             script=str(folder / "client.py"),
             socket=str(folder / "socket"),
             token=self._token,
-            watch=self.launcher.watch if direct else None,
+            watch=self._watch if direct else None,
+            check=None if direct else self._check,
+            hung=lambda: self._hung(process),
         )
+
+    async def _watch(self) -> SandboxedStart | None:
+        start = await self.launcher.watch()
+        if start is None:
+            log.debug("tests gate: %s", STALE)
+            self._replace()
+        return start
+
+    async def _check(self) -> str | None:
+        start = await self._watch()
+        if start is None:
+            return STALE
+        await start.ended()
+        return None
+
+    async def _hung(self, process: KeptProcess) -> None:
+        """``process`` did not answer a run: stopped, with what it started,
+        before the run's look; another is started."""
+        log.info("tests gate: %s", HUNG)
+        replace = self._process is process
+        if replace:
+            self._ready = False  # not offered again
+        await self.launcher.stop(process)
+        if replace and self._process is process:
+            self._replace()
+
+    def _replace(self) -> None:
+        """Stop the kept process (not offered from now on) and start another."""
+        self._ready = False
+        self._stale = True
+        self.start()
 
     async def close(self) -> None:
         """Stop the kept process (waited for, so its pipes are closed on
