@@ -27,7 +27,11 @@ moved aside) is made around the run as around a command
 When the kept process cannot be reached (gone between two runs), the run
 goes through the client (:class:`Unreached`), which then runs cold and
 says so; when it refuses the run (:class:`Refused`: a module it has
-imported is the project's), the gate runs pytest cold.
+imported is the project's), when its sandbox protects other paths than one
+started now would (:data:`~rein.testgate.warm.STALE`), or when it gives no
+exit code within :data:`KILL_WAIT_S` (:data:`~rein.testgate.warm.HUNG`: it
+is stopped with its sandbox before the look, and replaced), the gate runs
+pytest cold.
 """
 
 from __future__ import annotations

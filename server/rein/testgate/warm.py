@@ -37,8 +37,11 @@ in place of ``-m pytest``:
   test's spawned multiprocessing workers start from pytest's, never from
   the kept process's script), and waits for it or for the client's
   connection to end (a client killed at the time limit, or by an abort or
-  a steer with its process group); then it kills pytest's process group:
-  what a test started in the background ends with its run;
+  a steer with its process group); then it kills pytest's process group,
+  and, as the subreaper of the run (``PR_SET_CHILD_SUBREAPER``), every
+  process the run left outside it (``setsid``), until none is left (5 s at
+  most; else it does not answer): what a test started in the background
+  ends with its run, before the gate's look for what it planted;
 * when the kept process is not ready, is gone, refuses the client, or a
   module it has imported lies in the project's own folders (the project
   *is* one of pytest's dependencies), the client runs pytest itself
@@ -47,6 +50,13 @@ in place of ``-m pytest``:
   why) for the gate to say. A handler that ends without an exit code makes
   the client exit with 3 (pytest's internal error): the verdict is then
   unverified, never "passed".
+
+The kept process's sandbox, and what it protects, is its launch's: before
+each run the launcher makes the sandbox's command line for it again
+(:meth:`ProcessLauncher.watch`); when it differs (a repository or a
+protected path made or removed since), the run goes cold (:data:`STALE`)
+and another kept process is started. One that did not answer a run is
+stopped with its sandbox, not offered again, and replaced (:data:`HUNG`).
 
 Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
