@@ -214,6 +214,8 @@ class WarmPytest:
         self._token = secrets.token_hex(16)
         #: The kept process must be replaced (hung, or its protections old).
         self._stale = False
+        #: The last replaced kept process's stop (awaited by :meth:`close`).
+        self._retiring: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         """Start the kept process in the background (once; again when the
@@ -229,6 +231,7 @@ class WarmPytest:
             old = asyncio.get_running_loop().create_task(
                 _retire(task, process, finalizer, old_folder)
             )
+            self._retiring = old
         else:
             old = None
         self._stale = False
@@ -340,7 +343,11 @@ class WarmPytest:
         if process is not None:
             with contextlib.suppress(TimeoutError, ProcessLookupError):
                 await asyncio.wait_for(process.wait(), 10)
+        if self._retiring is not None:  # a replaced one, whose start was cancelled
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._retiring), 15)
         self._task = self._process = self._folder = self._finalizer = None
+        self._retiring = None
         self._ready = False
 
 
