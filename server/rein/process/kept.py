@@ -155,15 +155,28 @@ class KeptProcessLauncher:
                 self._launch, self._wrapped = (list(argv), cwd, list(writable)), wrapped
             argv = wrapped
         self._launched = child_environment(cwd=self.workspace)
-        return await asyncio.create_subprocess_exec(
-            *dies_with_us(list(argv)),
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            env=self._launched,
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *dies_with_us(list(argv)),
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                env=self._launched,
+            )
         )
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Cancelled (the gate closed): the process it started is
+            # stopped and waited for, never left to a closed event loop.
+            with contextlib.suppress(OSError):
+                process = await starting
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+            raise
 
 
 class _Unsandboxed:
