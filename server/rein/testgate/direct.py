@@ -27,7 +27,11 @@ moved aside) is made around the run as around a command
 When the kept process cannot be reached (gone between two runs), the run
 goes through the client (:class:`Unreached`), which then runs cold and
 says so; when it refuses the run (:class:`Refused`: a module it has
-imported is the project's), the gate runs pytest cold.
+imported is the project's), when its sandbox protects other paths than one
+started now would (:data:`~rein.testgate.warm.STALE`), or when it gives no
+exit code within :data:`KILL_WAIT_S` (:data:`~rein.testgate.warm.HUNG`: it
+is stopped with its sandbox before the look, and replaced), the gate runs
+pytest cold.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import anyio
 from rein.harness.errors import ReinError
 from rein.harness.process_ports import CommandResult
 from rein.testgate.pytest_call import PytestCall
-from rein.testgate.warm import WarmClient
+from rein.testgate.warm import HUNG, STALE, WarmClient
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -88,8 +92,11 @@ async def run_direct(warm: WarmClient, call: PytestCall, timeout_s: float) -> Co
     except BaseException:
         conn.close()
         raise
+    if watch is None:  # its sandbox protects other paths than one started now
+        conn.close()
+        raise Refused(STALE)
     try:
-        output = _send(conn, len(body).to_bytes(4, "big") + body)
+        output = await _send(conn, len(body).to_bytes(4, "big") + body)
     except BaseException:
         conn.close()
         with anyio.CancelScope(shield=True):
@@ -97,6 +104,7 @@ async def run_direct(warm: WarmClient, call: PytestCall, timeout_s: float) -> Co
         raise
     answer = b""
     timed_out = False
+    unanswered = False
     try:
         with anyio.move_on_after(timeout_s) as scope:
             answer = await _answer(conn)
@@ -113,7 +121,15 @@ async def run_direct(warm: WarmClient, call: PytestCall, timeout_s: float) -> Co
                     answer += await _answer(conn)
             conn.close()
             output.close()
+            if not _complete(answer):
+                # Hung, gone, or what the run left could not be ended: the
+                # kept process and its sandbox are stopped before the look.
+                unanswered = True
+                if warm.hung is not None:
+                    await warm.hung()
             ended = await watch.ended()
+    if unanswered:  # its look's note is logged (rein.sandboxing.others)
+        raise Refused(HUNG)
     if timed_out:
         output.write(f"\n[timed out after {timeout_s:g} s; the process group was killed]\n")
     if answer[:1] == b"C":
@@ -121,11 +137,7 @@ async def run_direct(warm: WarmClient, call: PytestCall, timeout_s: float) -> Co
     if answer[:1] == b"R":
         why = answer[1:].decode("utf-8", "replace") or "(no reason)"
         raise Refused(f"the warm process refused this run: {why}")
-    if len(answer) < 5:
-        output.write("rein: the warm pytest process ended without an exit code\n")
-        code = 3
-    else:
-        code = int.from_bytes(answer[1:5], "big", signed=True)
+    code = int.from_bytes(answer[1:5], "big", signed=True)
     text = output.text()
     notes = [ended] + ([watch.failure_note(text)] if code != 0 and not timed_out else [])
     for note in notes:
@@ -195,7 +207,7 @@ class _Output:
         os.close(self.fd)
 
 
-def _send(conn: socket.socket, message: bytes) -> _Output:
+async def _send(conn: socket.socket, message: bytes) -> _Output:
     """The request, with pytest's standard input (``/dev/null``), output
     and error (one pipe, whose reading end is returned) as descriptors."""
     read_end, write_end = os.pipe()
@@ -203,21 +215,26 @@ def _send(conn: socket.socket, message: bytes) -> _Output:
     try:
         fds = array.array("i", [null, write_end, write_end])
         try:
-            # A fresh connection's buffer holds the request (a few kB):
-            # the descriptors go with its first bytes.
+            # The descriptors go with the first bytes; a fresh connection's
+            # buffer holds the request (a few kB) but for a long one.
             sent = conn.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-            if sent < len(message):
-                conn.setblocking(True)
-                conn.settimeout(CONNECT_TIMEOUT_S)
-                conn.sendall(message[sent:])
-                conn.setblocking(False)
         except OSError as exc:
             os.close(read_end)
             raise Unreached(f"the warm process could not be sent the run ({exc})") from exc
     finally:
         os.close(null)
         os.close(write_end)
-    return _Output(read_end)
+    output = _Output(read_end)
+    try:
+        with anyio.fail_after(CONNECT_TIMEOUT_S):
+            await asyncio.get_running_loop().sock_sendall(conn, message[sent:])
+    except (OSError, TimeoutError) as exc:
+        output.close()
+        raise Unreached(f"the warm process could not be sent the run ({exc})") from exc
+    except BaseException:
+        output.close()
+        raise
+    return output
 
 
 def _complete(answer: bytes) -> bool:

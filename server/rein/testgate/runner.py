@@ -148,10 +148,11 @@ async def _run_pytest(
             log.debug("tests gate: this run goes through the warm client: %s", exc)
         except Refused as exc:
             return await runner.run(cold.shell(), timeout_s=timeout_s, writable=writable), str(exc)
-    if warm is None:
+    why = await warm.check() if warm is not None and warm.check is not None else None
+    if warm is None or why is not None:
         return await runner.run(
             call(warm=None).shell(), timeout_s=timeout_s, writable=writable
-        ), None
+        ), why
     marker = report.with_name(report.name + ".cold")
     marker.unlink(missing_ok=True)  # the warm client's (rein.testgate.warm)
     # The warm process's folder too, so its client reaches the socket (that

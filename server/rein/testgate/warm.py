@@ -37,8 +37,11 @@ in place of ``-m pytest``:
   test's spawned multiprocessing workers start from pytest's, never from
   the kept process's script), and waits for it or for the client's
   connection to end (a client killed at the time limit, or by an abort or
-  a steer with its process group); then it kills pytest's process group:
-  what a test started in the background ends with its run;
+  a steer with its process group); then it kills pytest's process group,
+  and, as the subreaper of the run (``PR_SET_CHILD_SUBREAPER``), every
+  process the run left outside it (``setsid``), until none is left (5 s at
+  most; else it does not answer): what a test started in the background
+  ends with its run, before the gate's look for what it planted;
 * when the kept process is not ready, is gone, refuses the client, or a
   module it has imported lies in the project's own folders (the project
   *is* one of pytest's dependencies), the client runs pytest itself
@@ -47,6 +50,13 @@ in place of ``-m pytest``:
   why) for the gate to say. A handler that ends without an exit code makes
   the client exit with 3 (pytest's internal error): the verdict is then
   unverified, never "passed".
+
+The kept process's sandbox, and what it protects, is its launch's: before
+each run the launcher makes the sandbox's command line for it again
+(:meth:`ProcessLauncher.watch`); when it differs (a repository or a
+protected path made or removed since), the run goes cold (:data:`STALE`)
+and another kept process is started. One that did not answer a run is
+stopped with its sandbox, not offered again, and replaced (:data:`HUNG`).
 
 Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
@@ -83,16 +93,28 @@ from typing import Protocol
 from rein.harness.process_ports import SandboxedStart
 from rein.testgate.warm_scripts import CLIENT_SOURCE, SERVER_SOURCE
 
-__all__ = ["ProcessLauncher", "WarmClient", "WarmPytest"]
+__all__ = ["HUNG", "STALE", "ProcessLauncher", "WarmClient", "WarmPytest"]
 
 log = logging.getLogger(__name__)
 
 #: How long the kept process may take to import pytest and say it is ready.
 READY_TIMEOUT_S = 60.0
 
+#: Why a run did not go to the kept process: its sandbox protects less (or
+#: other paths) than one started now would.
+STALE = (
+    "the workspace's protected paths changed since the warm pytest started (a "
+    "repository or protected file made or removed): it is started again"
+)
+#: Why a run the kept process did not answer ran cold.
+HUNG = "the warm pytest did not answer: it was stopped, and another is started"
+
 
 class KeptProcess(Protocol):
     """A started process (``asyncio.subprocess.Process`` is one)."""
+
+    @property
+    def pid(self) -> int: ...
 
     @property
     def stdout(self) -> asyncio.StreamReader | None: ...
@@ -126,11 +148,19 @@ class ProcessLauncher(Protocol):
         kept process was launched with (Rein's own has not changed)."""
         ...
 
-    async def watch(self) -> SandboxedStart:
+    async def watch(self) -> SandboxedStart | None:
         """A run the kept process forks, in the sandbox it was launched
         in (now): what the sandbox looks at before a command there, and
         moves aside after it (:meth:`SandboxedStart.ended`), as around
-        one of the gates' commands; its ``argv`` is not started."""
+        one of the gates' commands; its ``argv`` is not started. None
+        when the sandbox would protect other paths now than at the kept
+        process's launch (a repository the person made since): the kept
+        process must not run it."""
+        ...
+
+    async def stop(self, process: KeptProcess) -> None:
+        """Kill a kept process (hung) and what it started, and wait
+        (bounded) until they are gone."""
         ...
 
 
@@ -143,8 +173,15 @@ class WarmClient:
     socket: str
     token: str
     #: The sandbox's look around a run the gate hands to the kept process
-    #: itself (:mod:`rein.testgate.direct`); None: only the client does.
-    watch: Callable[[], Awaitable[SandboxedStart]] | None = None
+    #: itself (:mod:`rein.testgate.direct`), None when it must not run it
+    #: (:data:`STALE`); None: only the client does.
+    watch: Callable[[], Awaitable[SandboxedStart | None]] | None = None
+    #: Before a run through the client: why the kept process must not run
+    #: it (:data:`STALE`), else None.
+    check: Callable[[], Awaitable[str | None]] | None = None
+    #: The kept process did not answer a run: it is stopped (awaited) and
+    #: another started; it is not offered again.
+    hung: Callable[[], Awaitable[None]] | None = None
 
     @property
     def folder(self) -> str:
@@ -175,13 +212,17 @@ class WarmPytest:
         self._ready = False
         self._finalizer: weakref.finalize[..., WarmPytest] | None = None
         self._token = secrets.token_hex(16)
+        #: The kept process must be replaced (hung, or its protections old).
+        self._stale = False
+        #: The last replaced kept process's stop (awaited by :meth:`close`).
+        self._retiring: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         """Start the kept process in the background (once; again when the
         sandbox it would start in is no longer the one it was started in:
         the old one is stopped first)."""
         if self._task is not None:
-            if self.launcher.under() is self._under:
+            if self.launcher.under() is self._under and not self._stale:
                 return
             task, process, finalizer = self._task, self._process, self._finalizer
             old_folder = self._folder
@@ -190,8 +231,10 @@ class WarmPytest:
             old = asyncio.get_running_loop().create_task(
                 _retire(task, process, finalizer, old_folder)
             )
+            self._retiring = old
         else:
             old = None
+        self._stale = False
         folder = Path(tempfile.mkdtemp(prefix="rein-warm-pytest-"))
         (folder / "server.py").write_text(SERVER_SOURCE, encoding="utf-8")
         (folder / "client.py").write_text(CLIENT_SOURCE, encoding="utf-8")
@@ -249,8 +292,41 @@ class WarmPytest:
             script=str(folder / "client.py"),
             socket=str(folder / "socket"),
             token=self._token,
-            watch=self.launcher.watch if direct else None,
+            watch=self._watch if direct else None,
+            check=None if direct else self._check,
+            hung=lambda: self._hung(process),
         )
+
+    async def _watch(self) -> SandboxedStart | None:
+        start = await self.launcher.watch()
+        if start is None:
+            log.debug("tests gate: %s", STALE)
+            self._replace()
+        return start
+
+    async def _check(self) -> str | None:
+        start = await self._watch()
+        if start is None:
+            return STALE
+        await start.ended()
+        return None
+
+    async def _hung(self, process: KeptProcess) -> None:
+        """``process`` did not answer a run: stopped, with what it started,
+        before the run's look; another is started."""
+        log.info("tests gate: %s", HUNG)
+        replace = self._process is process
+        if replace:
+            self._ready = False  # not offered again
+        await self.launcher.stop(process)
+        if replace and self._process is process:
+            self._replace()
+
+    def _replace(self) -> None:
+        """Stop the kept process (not offered from now on) and start another."""
+        self._ready = False
+        self._stale = True
+        self.start()
 
     async def close(self) -> None:
         """Stop the kept process (waited for, so its pipes are closed on
@@ -267,7 +343,11 @@ class WarmPytest:
         if process is not None:
             with contextlib.suppress(TimeoutError, ProcessLookupError):
                 await asyncio.wait_for(process.wait(), 10)
+        if self._retiring is not None:  # a replaced one, whose start was cancelled
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._retiring), 15)
         self._task = self._process = self._folder = self._finalizer = None
+        self._retiring = None
         self._ready = False
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 __all__ = ["CLIENT_SOURCE", "SERVER_SOURCE"]
 
 SERVER_SOURCE = r'''"""Written by Rein's tests gate: a warm pytest, forked per run."""
+import ctypes
 import gc
 import hmac
 import importlib
@@ -27,6 +28,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -49,6 +51,67 @@ _WARM = sorted({name.split(".")[0] for name in sys.modules if not name.startswit
 # for good (nor copied into every child).
 gc.collect()
 gc.freeze()
+
+
+# A handler is the subreaper of what its run starts (Linux's
+# PR_SET_CHILD_SUBREAPER): a test's process that left pytest's group
+# (setsid, a daemon's double fork) comes back to it when its parent ends,
+# and is killed before the handler answers (this sandbox outlives the run).
+_PR_SET_CHILD_SUBREAPER = 36
+#: How long a handler hunts what its run left (and what that starts meanwhile).
+_HUNT_S = 5.0
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _children():
+    # This process's live children (the ones reparented to it included):
+    # the kernel's list where it keeps one (one file), else from each
+    # process's stat. (A zombie is listed: it is reaped.)
+    me = os.getpid()
+    try:
+        with open("/proc/%d/task/%d/children" % (me, me), "rb") as handle:
+            return [int(pid) for pid in handle.read().split()]
+    except OSError:
+        pass
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/" + entry + "/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == me and fields[0] not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def _end_all():
+    # Kill every child, and theirs as they come back, and reap them, until
+    # none is left (True) or _HUNT_S passed (False).
+    deadline = time.monotonic() + _HUNT_S
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        ends = []
+        for pid in _children()[:500]:  # select's bound; the rest at the next round
+            try:
+                ends.append(os.pidfd_open(pid))
+                os.kill(pid, signal.SIGKILL)
+            except OSError:  # gone meanwhile
+                continue
+        # Until one of them ends (or a child not listed yet: briefly).
+        select.select(ends, [], [], min(left, 1.0) if ends else min(left, 0.01))
+        for fd in ends:
+            os.close(fd)
 
 
 def _collides(folders):
@@ -160,6 +223,9 @@ def _refuse(conn, why):
 def _handle(conn, token):
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        _refuse(conn, "it cannot be the subreaper of its runs")
+        return
     conn.settimeout(10)
     try:
         request, fds = _receive(conn)
@@ -198,7 +264,11 @@ def _handle(conn, token):
     except (ProcessLookupError, PermissionError):
         pass
     _, status = os.waitpid(pid, 0)
-    conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
+    # What the run left outside pytest's group: killed and reaped before
+    # the answer (the gate looks for what it planted once answered). Not
+    # all gone: no answer; the gate stops this process and its sandbox.
+    if _end_all():
+        conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
 
 
 def main(path, token):
