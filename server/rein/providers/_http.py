@@ -18,6 +18,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx
@@ -199,6 +200,13 @@ class HttpModel(ABC):
     @abstractmethod
     def endpoint(self) -> str: ...
 
+    def url(self) -> str:
+        """The endpoint's URL: ``endpoint()`` after the base URL's path and
+        before its query (a base URL like ``.../openai/v1?api-version=...``
+        keeps its query last)."""
+        parts = urlsplit(self.base_url)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + self.endpoint()))
+
     @abstractmethod
     def headers(self) -> dict[str, str]: ...
 
@@ -214,7 +222,7 @@ class HttpModel(ABC):
         redacted wherever it appears."""
         headers = self.headers()
         record = {
-            "url": shown_url(self.base_url + self.endpoint()),
+            "url": shown_url(self.url()),
             "headers": redact_headers(headers.items()),
             "body": self.payload(request),
         }
@@ -338,7 +346,7 @@ class HttpModel(ABC):
         """One POST and its reply's deltas; with ``deadline`` (a retried
         attempt: ``anyio.current_time()`` at which the retry budget ends),
         a reply not begun by then fails it."""
-        url = self.base_url + self.endpoint()
+        url = self.url()
         client = self._get_client()
         headers = {
             "content-type": "application/json",
