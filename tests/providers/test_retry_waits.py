@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import anyio
 import httpx
@@ -17,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from rein.config import resolve_config
-from rein.harness import Agent, HarnessConfig
+from rein.harness import Agent, HarnessConfig, RunResult
 from rein.harness.errors import RateLimitError, TransientError
 from rein.harness.ports import RetryWait, TurnDone
 from rein.providers._http import HttpModel, RetryPolicy
@@ -206,20 +207,30 @@ def _agent(model: HttpModel) -> tuple[Agent, WaitingEventLog]:
     return agent, log
 
 
-async def test_an_abort_during_a_retry_wait_ends_it_at_once(mock_server: MockServer) -> None:
-    mock_server.load([{"fault": {"status": 429, "retry_after": 30}}, {"text": "never"}])
-    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy()))
-    with anyio.fail_after(5):  # not the 30 s the server asked for
+async def _during_the_wait(
+    agent: Agent, log: WaitingEventLog, act: Callable[[], object], within_s: float = 5.0
+) -> RunResult:
+    """Prompt ``agent``; at its first ``model_retry``, ``act`` (an abort, a
+    steer); the run's result, within ``within_s`` (never the wait's own length)."""
+    results: list[RunResult] = []
+    with anyio.fail_after(within_s):
         async with anyio.create_task_group() as tg:
-            results = []
 
             async def run() -> None:
                 results.append(await agent.prompt("hi"))
 
             tg.start_soon(run)
             await log.wait_for(lambda events: any(e.type == "model_retry" for e in events))
-            agent.abort("stop")
-    assert results[0].status == "aborted"
+            act()
+    return results[0]
+
+
+async def test_an_abort_during_a_retry_wait_ends_it_at_once(mock_server: MockServer) -> None:
+    mock_server.load([{"fault": {"status": 429, "retry_after": 30}}, {"text": "never"}])
+    agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy()))
+    # Within 5 s: not the 30 s the server asked for.
+    result = await _during_the_wait(agent, log, lambda: agent.abort("stop"))
+    assert result.status == "aborted"
     [retry] = log.of("model_retry")
     assert (retry.attempt, retry.max_attempts, retry.wait_s) == (1, 4, 30.0)
     assert len(mock_server.requests) == 1
@@ -238,18 +249,10 @@ async def test_a_steer_during_a_backoff_wait_ends_it_and_is_sent_at_once(
     )
     backoff = RetryPolicy(base_delay=30.0, max_delay=30.0)
     agent, log = _agent(make_model("openai", mock_server, retry=backoff))
-    with anyio.fail_after(5):  # not the 15 to 30 s of the backoff
-        async with anyio.create_task_group() as tg:
-            results = []
-
-            async def run() -> None:
-                results.append(await agent.prompt("hi"))
-
-            tg.start_soon(run)
-            await log.wait_for(lambda events: any(e.type == "model_retry" for e in events))
-            agent.steer("use the other file")
-    assert results[0].status == "completed", results[0].error
-    assert results[0].text == "steered"
+    # Within 5 s: not the 15 to 30 s of the backoff.
+    result = await _during_the_wait(agent, log, lambda: agent.steer("use the other file"))
+    assert result.status == "completed", result.error
+    assert result.text == "steered"
     types = log.types()
     # The wait ended, the turn closed with nothing said, the steer went in.
     at = types.index("model_retry")
@@ -275,17 +278,8 @@ async def test_a_steer_during_the_servers_retry_after_is_sent_when_it_ends(
             await anyio.sleep_forever()  # the server's wait, until the steer ends it
 
     agent, log = _agent(make_model("openai", mock_server, retry=RetryPolicy(), sleep=sleep))
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            results = []
-
-            async def run() -> None:
-                results.append(await agent.prompt("hi"))
-
-            tg.start_soon(run)
-            await log.wait_for(lambda events: any(e.type == "model_retry" for e in events))
-            agent.steer("use the other file")
-    assert results[0].status == "completed", results[0].error
+    result = await _during_the_wait(agent, log, lambda: agent.steer("use the other file"))
+    assert result.status == "completed", result.error
     # The steer ended the turn's wait and went in; the steered request
     # waited out the rest of the server's 30 s before it was sent, announced.
     first, rest = log.of("model_retry")
