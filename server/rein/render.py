@@ -193,8 +193,9 @@ class EventPrinter:
             )
         elif t == "model_retry":
             # The reason names the provider; the wait is announced as it begins.
+            what = " (compaction)" if event.purpose == "compaction" else ""
             self._line(
-                f"  ↻ model retry {event.attempt} of {event.max_attempts} in "
+                f"  ↻ model retry{what} {event.attempt} of {event.max_attempts} in "
                 f"{event.wait_s:.3g} s: {_one_line(event.reason, 300)}"
             )
         elif t == "carried_changes":

@@ -45,6 +45,7 @@ async def test_a_retry_reaches_the_panel_before_the_reply(workspace: Path, tmp_p
         "attempt": 1,
         "max_attempts": 4,
         "wait_s": 0.05,
+        "purpose": "turn",
     }
     assert retry["reason"].startswith(f"openai ({url}/v1) rate limit (HTTP 429)")
     types = [e["type"] for e in events]

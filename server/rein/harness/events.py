@@ -75,6 +75,7 @@ __all__ = [
     "PreviewStateName",
     "PreviewStopped",
     "RepairAttempt",
+    "RetryPurpose",
     "ReviewDecided",
     "ReviewPending",
     "RunEnd",
@@ -227,11 +228,16 @@ class ModelRequestEvent(_Event):
     payload: dict[str, Any] = Field(default_factory=dict)
 
 
+#: What a retried model request is for (``model_retry``'s ``purpose``).
+RetryPurpose = Literal["turn", "compaction"]
+
+
 class ModelRetry(_Event):
     """The model's request failed before any reply (a 429, a 5xx, a refused
     connection, a stall) and is sent again after ``wait_s`` seconds: sent as
-    the wait begins. Show it until the reply starts (``message_start``) or
-    the next ``model_retry``; at most ``rein.model.maxRetries`` per request."""
+    the wait begins. Show it until the reply starts (``message_start``; for
+    compaction's summary, its ``compaction`` event) or the next
+    ``model_retry``; at most ``rein.model.maxRetries`` per request."""
 
     type: Literal["model_retry"] = "model_retry"
     #: The provider and its endpoint (``openai (https://api.openai.com/v1)``).
@@ -244,6 +250,9 @@ class ModelRetry(_Event):
     max_attempts: int
     #: The wait before this retry, in seconds (a ``Retry-After``, or the backoff).
     wait_s: float
+    #: What the request is for: the turn's reply, or compaction's summary of
+    #: the oldest turns (then no ``message_start`` follows it).
+    purpose: RetryPurpose = "turn"
 
 
 class MessageEnd(_Event):

@@ -253,12 +253,14 @@ export interface ModelRequestEvent {
 /**
  * The model's request failed before any reply (a 429, a 5xx, a refused connection, a stall) and is
  * sent again after ``wait_s`` seconds: sent as the wait begins. Show it until the reply starts
- * (``message_start``) or the next ``model_retry``; at most ``rein.model.maxRetries`` per request.
+ * (``message_start``; for compaction's summary, its ``compaction`` event) or the next
+ * ``model_retry``; at most ``rein.model.maxRetries`` per request.
  */
 export interface ModelRetry {
   attempt: number;
   max_attempts: number;
   provider: string;
+  purpose?: 'turn' | 'compaction';
   reason: string;
   type: 'model_retry';
   wait_s: number;

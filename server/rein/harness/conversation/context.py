@@ -37,7 +37,15 @@ from rein.harness.messages import (
     Usage,
     UserMessage,
 )
-from rein.harness.ports import Model, ModelOptions, ModelRequest, ToolSchema, TurnDone
+from rein.harness.ports import (
+    Model,
+    ModelOptions,
+    ModelRequest,
+    RetryWait,
+    ToolSchema,
+    TurnDone,
+)
+from rein.harness.retries import closing_stream
 
 __all__ = [
     "ContextBudget",
@@ -128,9 +136,13 @@ SUMMARY_INSTRUCTION = (
 )
 
 
-async def summarize(model: Model, text: str) -> tuple[str, Usage]:
+async def summarize(
+    model: Model, text: str, on_retry: Callable[[RetryWait], None] | None = None
+) -> tuple[str, Usage]:
     """Ask ``model`` (no tools) for a summary of ``text``; the summary and
-    the tokens it cost."""
+    the tokens it cost. Each retry's wait is passed to ``on_retry`` as it
+    begins (the run announces it); the stream is closed when this returns or
+    is cancelled, so an abort ends a wait at once."""
     request = ModelRequest(
         system=SUMMARY_SYSTEM,
         messages=[UserMessage(content=text + "\n\n" + SUMMARY_INSTRUCTION, origin="compaction")],
@@ -138,9 +150,12 @@ async def summarize(model: Model, text: str) -> tuple[str, Usage]:
         options=ModelOptions(tool_choice="none"),
     )
     done: AssistantMessage | None = None
-    async for delta in model.stream(request):
-        if isinstance(delta, TurnDone):
-            done = delta.message
+    async with closing_stream(model.stream(request)) as stream:
+        async for delta in stream:
+            if isinstance(delta, TurnDone):
+                done = delta.message
+            elif isinstance(delta, RetryWait) and on_retry is not None:
+                on_retry(delta)
     if done is None or not done.text.strip():
         raise ModelError("the model returned no summary")
     return done.text, done.usage

@@ -1,6 +1,7 @@
 """What a run spends: the tokens of the open turn and of the run, the turn's
 end with its usage and cost, the token and cost budgets checked before a
-turn, and the usage of the summary the over-window relief asks for."""
+turn, and the summary the over-window relief asks for (its usage, its
+retries announced)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from rein.harness.conversation.context import summarize
 from rein.harness.cost.spend import RunSpend, budget_reason
 from rein.harness.events import ErrorEvent, Event, RunStatus, TurnEnd
 from rein.harness.messages import Usage
-from rein.harness.ports import Model
+from rein.harness.ports import Model, RetryWait
+from rein.harness.retries import retry_event
 from rein.harness.run.run_record import RunRecord
 from rein.harness.run.run_types import RunResult
+from rein.harness.run.streaming import TurnStream
 
 __all__ = ["RunSpending"]
 
@@ -23,6 +26,7 @@ class RunSpending:
     turn: int
     turn_open: bool
     turn_model: Model
+    stream: TurnStream
     usage: Usage
     turn_usage: Usage
     record: RunRecord
@@ -32,9 +36,16 @@ class RunSpending:
 
     async def summarize(self, text: str) -> str:
         """The summary the over-window relief asked for, by the run's model."""
-        summary, usage = await summarize(self.turn_model, text)
+        summary, usage = await summarize(self.turn_model, text, self.announce_compaction_retry)
         self.count_usage(usage)
         return summary
+
+    def announce_compaction_retry(self, wait: RetryWait) -> None:
+        """A retry of the summary request, announced as the turn's are
+        (``model_retry``, for "compaction") and kept with the run's."""
+        retry = retry_event(wait, "compaction")
+        self.stream.retries.append(retry)
+        self.emit(retry)
 
     def count_usage(self, usage: Usage) -> None:
         """Tokens spent by this run: the open turn's and the run's."""

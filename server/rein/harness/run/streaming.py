@@ -8,11 +8,8 @@ partial message (what was said so far) so the transcript keeps it.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import AsyncIterator, Awaitable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import anyio
 
@@ -31,32 +28,10 @@ from rein.harness.ports import (
     ToolCallDelta,
     TurnDone,
 )
-from rein.harness.redaction import redact
+from rein.harness.retries import closing_stream, retry_event
 from rein.harness.run.steering import Steering
 
 __all__ = ["CUT_EMPTY_NUDGE", "DegenerateReplies", "DegenerateStep", "TurnStream"]
-
-
-@runtime_checkable
-class _Closable(Protocol):
-    """A stream that can be closed early (an async generator, PEP 525, or an
-    iterator over an HTTP response)."""
-
-    def aclose(self) -> Awaitable[object]: ...
-
-
-@asynccontextmanager
-async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIterator[ModelDelta]]:
-    """Close the model's stream (and its HTTP response) as soon as we stop
-    reading it, not when it is garbage collected."""
-    try:
-        yield stream
-    finally:
-        # An async generator that ran to its end has nothing to close.
-        finished = inspect.isasyncgen(stream) and stream.ag_frame is None
-        if isinstance(stream, _Closable) and not finished:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
 
 
 class TurnStream:
@@ -90,18 +65,12 @@ class TurnStream:
         self._thinking = []
         done: AssistantMessage | None = None
         tool_names: dict[int, tuple[str | None, str | None]] = {}
-        async with _closing(model.stream(request)) as stream:
+        async with closing_stream(model.stream(request)) as stream:
             waiting = False
             while (delta := await self._next(stream, waiting)) is not None:
                 waiting = isinstance(delta, RetryWait)
                 if isinstance(delta, RetryWait):
-                    retry = ModelRetry(
-                        provider=redact(delta.provider),
-                        reason=redact(delta.reason),
-                        attempt=delta.attempt,
-                        max_attempts=delta.max_attempts,
-                        wait_s=round(delta.wait_s, 3),
-                    )
+                    retry = retry_event(delta, "turn")
                     self.retries.append(retry)
                     self.emit(retry)
                     continue
