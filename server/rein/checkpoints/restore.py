@@ -60,8 +60,8 @@ from rein.checkpoints.model import (
     CheckpointStore,
     FileChange,
     FileVersion,
-    text_hash,
 )
+from rein.checkpoints.restore_paths import DANGLING, Current, interrupted, link_back
 from rein.checkpoints.restore_types import (
     Conflict,
     RestoredFile,
@@ -97,71 +97,11 @@ def new_restore_id() -> str:
 
 
 @dataclass(slots=True)
-class _Current:
-    """A path in the workspace now."""
-
-    exists: bool
-    text: str | None = None
-    #: The editor's document version when it came from an open buffer.
-    version: int | None = None
-    #: Why the text could not be read (binary, a directory).
-    unreadable: str = ""
-    #: The permission bits on disk (None: not a regular file, or not known).
-    mode: int | None = None
-    #: The target, when the path is a symbolic link.
-    link: str | None = None
-
-    def same_text(self, version: FileVersion) -> bool:
-        return (
-            version.state == "text"
-            and self.text is not None
-            and text_hash(self.text) == version.blob
-        )
-
-    def matches(self, version: FileVersion) -> bool:
-        if not version.present:
-            return not self.exists
-        if version.link is not None:
-            # The link is what counts; its content when it was stored.
-            return self.link == version.link and (
-                version.state != "text" or self.same_text(version)
-            )
-        if self.link is not None and version.mode is not None:
-            return False  # a regular file then, a link now
-        if not self.same_text(version):
-            return False
-        return version.mode is None or self.mode is None or self.mode == version.mode
-
-    def mode_only(self, target: FileVersion) -> bool:
-        """Only the mode keeps it from ``target`` (a regular file's)."""
-        return (
-            target.link is None
-            and self.link is None
-            and target.mode is not None
-            and self.same_text(target)
-        )
-
-    @property
-    def as_version(self) -> FileVersion:
-        if not self.exists:
-            return FileVersion.absent()
-        if self.text is None:
-            version = (
-                FileVersion.absent()
-                if self.link is not None and self.unreadable == _DANGLING
-                else FileVersion.unstored(self.unreadable)
-            )
-        else:
-            version = FileVersion.of_text(self.text)
-        return version.with_meta(self.mode, self.link)
-
-
-@dataclass(slots=True)
 class _PathPlan:
     path: str
     target: FileVersion
     expected: FileVersion
-    current: _Current
+    current: Current
     action: Action
     reason: str = ""
     target_text: str | None = None
@@ -207,11 +147,8 @@ def _unified(path: str, old: str | None, new: str | None, old_label: str, new_la
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-_DANGLING = "a symbolic link to nothing"
-
-
 def _change_kind(
-    current: _Current, target: FileVersion
+    current: Current, target: FileVersion
 ) -> Literal["created", "modified", "deleted"]:
     if not target.present:
         return "deleted"
@@ -310,24 +247,24 @@ class Restorer:
                 out.setdefault(file.path, []).append((change, file))
         return out
 
-    async def _current(self, path: str) -> _Current:
+    async def _current(self, path: str) -> Current:
         found = await self.meta.meta(path)
         mode, link = (found.mode, found.link) if found is not None else (None, None)
         try:
             if not await self.workspace.exists(path):
                 if link is not None:
-                    return _Current(True, unreadable=_DANGLING, link=link)
-                return _Current(False)
+                    return Current(True, unreadable=DANGLING, link=link)
+                return Current(False)
             content = await self.workspace.read_text(path)
         except SandboxError as exc:
             if link is not None:  # a link leading out: the link itself is the file
-                return _Current(True, unreadable=str(exc), link=link)
+                return Current(True, unreadable=str(exc), link=link)
             raise RestoreError(f"path {path!r} is outside the workspace: {exc}") from exc
         except ToolError as exc:
             if "not found" in str(exc).lower():
-                return _Current(False)
-            return _Current(True, unreadable=str(exc), mode=mode, link=link)
-        return _Current(True, content.text, content.version, mode=mode, link=link)
+                return Current(False)
+            return Current(True, unreadable=str(exc), mode=mode, link=link)
+        return Current(True, content.text, content.version, mode=mode, link=link)
 
     async def _text(self, version: FileVersion, path: str) -> str | None:
         if version.state != "text" or version.blob is None:
@@ -350,11 +287,11 @@ class Restorer:
         workspace_path(self.workspace.root, path)
         current = await self._current(path)
         item = _PathPlan(path, target, expected, current, "write")
-        if current.matches(target) or _link_back(current, target, history):
+        if current.matches(target) or link_back(current, target, history):
             item.action = "already"
             return item
         if current.mode_only(target) and (
-            current.matches(expected) or _interrupted(current, history)
+            current.matches(expected) or interrupted(current, history)
         ):
             return item  # its text is the target's: only the mode is set back
         if target.state == "unstored" and target.link is None:
@@ -368,14 +305,14 @@ class Restorer:
                 f"({expected.reason}), so it cannot tell whether it changed since"
             )
             return item
-        if not current.matches(expected) and not _interrupted(current, history):
+        if not current.matches(expected) and not interrupted(current, history):
             item.expected_text = await self._text(expected, path)
             item.action = "conflict"
             item.reason = self._conflict_reason(current, expected)
         return item
 
     @staticmethod
-    def _conflict_reason(current: _Current, expected: FileVersion) -> str:
+    def _conflict_reason(current: Current, expected: FileVersion) -> str:
         if current.unreadable:
             return f"changed after the run and not text now ({current.unreadable})"
         if not current.exists:
@@ -532,34 +469,6 @@ class Restorer:
             checkpoint_text=item.expected_text,
             current_text=item.current.text,
         )
-
-
-def _link_back(
-    current: _Current, target: FileVersion, history: Sequence[tuple[CheckpointChange, FileChange]]
-) -> bool:
-    """The link a run removed or changed (a restore made it again) is there
-    again: what it leads to was not written through it, it is a file of its
-    own (restored by its own path if a run changed it), so its content does
-    not count."""
-    link = target.link
-    return (
-        link is not None
-        and current.link == link
-        and any(link != file.before.link or link != file.after.link for _, file in history)
-    )
-
-
-def _interrupted(current: _Current, history: Sequence[tuple[CheckpointChange, FileChange]]) -> bool:
-    """The path is as a restore that came last found it, or has its text
-    and not yet its mode: that restore was stopped before it wrote this
-    file (its journal is written first) or before it set its mode, so the
-    file is still the runs' (or the restore's) and may be written."""
-    for change, file in reversed(history):
-        if change.origin != "restore":
-            return False
-        if current.matches(file.before) or current.mode_only(file.after):
-            return True  # not written, or its text written and not its mode
-    return False
 
 
 def _title(run: CheckpointRun, turn: int | None) -> str:
