@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rein.checkpoints.file_meta import DiskFileMeta
+from rein.checkpoints.file_meta import DiskFileMeta, led_to
 
 
 class SwappedAfterTheLook(DiskFileMeta):
@@ -65,3 +65,12 @@ async def test_a_link_is_never_chmodded_through(tmp_path: Path, outside: Path) -
     assert stat.S_IMODE((root / "g").stat().st_mode) == 0o750
     await DiskFileMeta(root).make_link("new/deeper/l", "../../g")
     assert os.readlink(root / "new" / "deeper" / "l") == "../../g"
+
+
+def test_led_to_names_a_links_target_in_the_workspace_or_none() -> None:
+    assert led_to("docs/L", "../Y.txt") == "Y.txt"
+    assert led_to("L", "sub/./Y.txt") == "sub/Y.txt"
+    assert led_to("L", "../outside.txt") is None
+    assert led_to("docs/L", "../../outside.txt") is None
+    assert led_to("L", "/etc/passwd") is None
+    assert led_to("L", ".") is None

@@ -1,6 +1,8 @@
 """``rein run`` then ``rein undo`` over real files: a script the run deleted
-or moved comes back executable, a mode a command changed comes back, and a
-symbolic link the run removed or replaced comes back as the link."""
+or moved comes back executable, a mode a command changed comes back, a
+symbolic link the run removed or replaced comes back as the link, and one it
+removed, made again (``ln -s``) and wrote through comes back with what it
+leads to as it was."""
 
 from __future__ import annotations
 
@@ -20,11 +22,13 @@ FILES: dict[str, str | bytes] = {
     "tool.sh": "#!/bin/sh\necho tool\n",
     "keep.sh": "#!/bin/sh\necho keep\n",
     "target.txt": "the target\n",
+    "through.txt": "led to\n",
 }
 
 #: Turn 1: run.sh deleted, tool.sh moved, keep.sh edited, the link to
-#: target.txt deleted and other.txt's link replaced by a regular file;
-#: turn 2: a command takes keep.sh's executable bit.
+#: target.txt deleted and other.txt's link replaced by a regular file, the
+#: link again.txt deleted; turn 2: a command takes keep.sh's executable bit,
+#: another makes again.txt again; turn 3 writes through it.
 TURNS = [
     {
         "tool_calls": [
@@ -33,14 +37,17 @@ TURNS = [
             call("edit_file", path="keep.sh", old_string="keep", new_string="kept"),
             call("delete_file", path="link.txt"),
             call("delete_file", path="other.txt"),
+            call("delete_file", path="again.txt"),
         ]
     },
     {
         "tool_calls": [
             call("write_file", path="other.txt", content="a regular file now\n"),
             call("run_command", command="chmod a-x keep.sh"),
+            call("run_command", command="ln -s through.txt again.txt"),
         ]
     },
+    {"tool_calls": [call("write_file", path="again.txt", content="written through\n")]},
     {"text": "done"},
 ]
 
@@ -55,7 +62,9 @@ def test_undo_brings_back_modes_and_links(tmp_path: Path) -> None:
         os.chmod(p.root / name, 0o755)
     os.symlink("target.txt", p.root / "link.txt")
     os.symlink("target.txt", p.root / "other.txt")
+    os.symlink("through.txt", p.root / "again.txt")
     p.run(TURNS)
+    assert (p.root / "through.txt").read_text() == "written through\n"
     assert not (p.root / "run.sh").exists() and not (p.root / "tool.sh").exists()
     assert mode(p.root / "keep.sh") & 0o111 == 0  # the command took its x bits
     assert not (p.root / "other.txt").is_symlink()
@@ -73,3 +82,7 @@ def test_undo_brings_back_modes_and_links(tmp_path: Path) -> None:
     assert (p.root / "target.txt").read_text() == "the target\n"
     assert "restored  run.sh (created; mode 755)" in out.stdout
     assert "restored  link.txt (created; a symbolic link to target.txt)" in out.stdout
+    assert os.readlink(p.root / "again.txt") == "through.txt"
+    assert (p.root / "through.txt").read_text() == "led to\n", out.stdout
+    assert "restored  again.txt (modified; a symbolic link to through.txt)" in out.stdout
+    assert "skipped" not in out.stdout

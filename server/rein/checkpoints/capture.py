@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from rein.checkpoints.file_meta import DiskFileMeta, FileMeta
+from rein.checkpoints.file_meta import DiskFileMeta, FileMeta, led_to
 from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
@@ -198,6 +198,13 @@ class CheckpointCapture:
         await self.flush()
         read = {(id(self), path): await self._read(path) for path in paths}
         _BEFORE.set({**(_BEFORE.get() or {}), **read})
+        for (_, path), version in read.items():
+            target = led_to(path, version.link) if version.link is not None else None
+            if target is not None and version.state == "text":
+                # A write through a link changes the file it leads to (seen
+                # by the watcher, recorded as a command's change): its
+                # content before is known.
+                self._known[target] = version.with_meta(None, None)
 
     async def _after_change(self, change: AppliedChange) -> None:
         records = active_records()

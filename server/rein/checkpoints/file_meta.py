@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import stat
 import uuid
 from dataclasses import dataclass
@@ -24,11 +25,24 @@ from typing import Protocol
 
 import anyio
 
-__all__ = ["DiskFileMeta", "FileMeta", "Meta", "NoFileMeta", "format_mode"]
+__all__ = ["DiskFileMeta", "FileMeta", "Meta", "NoFileMeta", "format_mode", "led_to"]
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
 _FILE = _NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+
+
+def led_to(path: str, link: str) -> str | None:
+    """The workspace-relative path the symbolic link at ``path`` (itself
+    workspace-relative) names with ``link``, one step, not followed
+    further; None when it names a path outside the workspace or an
+    absolute one."""
+    if posixpath.isabs(link):
+        return None
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(path), link))
+    if target in (".", "..") or target.startswith("../"):
+        return None
+    return target
 
 
 @dataclass(frozen=True, slots=True)

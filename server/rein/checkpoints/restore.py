@@ -35,11 +35,14 @@ comes back executable; a file whose only change was its mode, a ``chmod``
 of a command, has just its mode set back, when the mode is still the one
 the runs left: a mode the person set since is a conflict, as a text is).
 A target that was a symbolic link is made a link again (to the same
-target, which is never written: a file of its own); a link the run wrote
-through, still there, gets its content back through it (only when it
-differs and lies in the workspace); where the link cannot be made, the
-path is a conflict saying so and nothing is written there: a link is
-never brought back as a regular file. A checkpoint of an older Rein has
+target, not written when nothing was written through the link: a file of
+its own); a link the runs wrote through, kept or made again, gets back
+through it what it led to before their first write through it (only when
+it differs and lies in the workspace; through a link made again, only
+while it is what the runs left; see
+:func:`~rein.checkpoints.restore_paths.written_through`); where the link
+cannot be made, the path is a conflict saying so and nothing is written
+there: a link is never brought back as a regular file. A checkpoint of an older Rein has
 no modes: its files keep the mode the workspace gives them.
 """
 
@@ -61,7 +64,13 @@ from rein.checkpoints.model import (
     FileChange,
     FileVersion,
 )
-from rein.checkpoints.restore_paths import DANGLING, Current, interrupted, link_back
+from rein.checkpoints.restore_paths import (
+    DANGLING,
+    Current,
+    interrupted,
+    link_back,
+    written_through,
+)
 from rein.checkpoints.restore_types import (
     Conflict,
     RestoredFile,
@@ -106,6 +115,9 @@ class _PathPlan:
     reason: str = ""
     target_text: str | None = None
     expected_text: str | None = None
+    #: What the runs left through a link they wrote through (None: nothing
+    #: was written through it, or it was not stored).
+    left_text: str | None = None
     #: What the write did besides the text (its mode, a link), or could not.
     detail: str = ""
 
@@ -286,6 +298,10 @@ class Restorer:
     ) -> _PathPlan:
         workspace_path(self.workspace.root, path)
         current = await self._current(path)
+        through = written_through(target.link, history) if target.link is not None else None
+        if through is not None:
+            # Written through: the link, and what it led to before the first write.
+            target = through[0]
         item = _PathPlan(path, target, expected, current, "write")
         if current.matches(target) or link_back(current, target, history):
             item.action = "already"
@@ -298,6 +314,8 @@ class Restorer:
             item.action, item.reason = "skip", target.reason
             return item
         item.target_text = await self._text(target, path)
+        if through is not None:
+            item.left_text = await self._text(through[1], path)
         if expected.state == "unstored":
             item.action = "skip"
             item.reason = (
@@ -435,8 +453,11 @@ class Restorer:
 
     async def _link(self, item: _PathPlan) -> str | None:
         """Make the path the symbolic link it was (never a regular file in
-        its place), its target left alone; a link the run wrote through
-        (there still) gets the content it led to, when that was stored."""
+        its place); what it leads to is left alone unless the runs wrote
+        through the link: then it gets back what it led to before (when
+        stored, and, through a link made again, only when it is still what
+        the runs left). The workspace never writes through a link leading
+        out of it."""
         link = item.target.link
         assert link is not None
         if item.current.link != link:
@@ -448,12 +469,17 @@ class Restorer:
                     f"({exc}): nothing was written in its place"
                 )
         item.detail = f"a symbolic link to {link}"
-        if item.target_text is None or item.current.link != link:
+        made = item.current.link != link
+        if item.target_text is None or (made and item.left_text is None):
             return None  # a link made again: what it leads to is left alone
         try:
             now = await self.workspace.read_text(item.path)
-            if now.text != item.target_text:
-                await self.workspace.write_text(item.path, item.target_text, expected_text=now.text)
+            if now.text == item.target_text:
+                return None
+            if made and now.text != item.left_text:
+                item.detail += "; what it leads to changed since the run and was left as it is"
+                return None
+            await self.workspace.write_text(item.path, item.target_text, expected_text=now.text)
         except ToolError as exc:
             item.detail += f"; the content it leads to was not restored ({exc})"
         return None

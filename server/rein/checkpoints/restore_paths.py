@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from rein.checkpoints.model import CheckpointChange, FileChange, FileVersion, text_hash
 
-__all__ = ["DANGLING", "Current", "interrupted", "link_back"]
+__all__ = ["DANGLING", "Current", "interrupted", "link_back", "written_through"]
 
 #: Why a link's content is not read: it leads nowhere.
 DANGLING = "a symbolic link to nothing"
@@ -77,18 +77,38 @@ class Current:
         return version.with_meta(self.mode, self.link)
 
 
+def written_through(
+    link: str, history: Sequence[tuple[CheckpointChange, FileChange]]
+) -> tuple[FileVersion, FileVersion] | None:
+    """The writes through the symbolic link ``link`` (changes with the same
+    link on both sides, its content changed): what it led to before the
+    first, and after the last; None when nothing was written through it."""
+    writes = [
+        file
+        for _, file in history
+        if file.before.link == link
+        and file.after.link == link
+        and (file.before.state, file.before.blob) != (file.after.state, file.after.blob)
+    ]
+    if not writes:
+        return None
+    return writes[0].before, writes[-1].after
+
+
 def link_back(
     current: Current, target: FileVersion, history: Sequence[tuple[CheckpointChange, FileChange]]
 ) -> bool:
     """The link a run removed or changed (a restore made it again) is there
-    again: what it leads to was not written through it, it is a file of its
-    own (restored by its own path if a run changed it), so its content does
-    not count."""
+    again, and nothing was written through it: what it leads to is a file
+    of its own (restored by its own path if a run changed it), so its
+    content does not count. A link written through (made again first or
+    not) has its content restored through it (:func:`written_through`)."""
     link = target.link
     return (
         link is not None
         and current.link == link
         and any(link != file.before.link or link != file.after.link for _, file in history)
+        and written_through(link, history) is None
     )
 
 
