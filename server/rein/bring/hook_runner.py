@@ -110,9 +110,11 @@ async def run_hook(
                 await process.wait()
         timed_out = scope.cancelled_caught
     finally:
-        if process.returncode is None or timed_out:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None or timed_out:
                 await kill_process_group(process, _GRACE_S)
+            # Its pipes closed now, not left to the garbage collector.
+            await process.aclose()
     if timed_out:
         return HookRun(
             -1, _text(out), _text(err), failure=f"timed out after {timeout_s:g} s (stopped)"

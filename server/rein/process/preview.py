@@ -198,9 +198,13 @@ class SubprocessPreview:
             await kill_process_group(self._process, grace_s)
             _LIVE.discard(self._process.pid)
             await self._end()
-            if self._process.stdout is not None:
-                with contextlib.suppress(Exception):
-                    await self._process.stdout.aclose()
+            # Close the output pipe (and so the process's transport) now,
+            # not at its end of file: a process outside the group may hold
+            # it a while longer (the sandbox's, as its namespace ends), and
+            # a transport left open is closed by the garbage collector,
+            # after its event loop ("Exception ignored ... __del__").
+            with contextlib.suppress(Exception):
+                await self._process.aclose()
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -82,6 +82,9 @@ class SubprocessRunner:
         finally:
             with anyio.CancelScope(shield=True):
                 await kill_process_group(process, grace_s=2.0)
+                # Its pipe closed now, not left to the garbage collector
+                # (a timed-out read stops before the end of file).
+                await process.aclose()
                 if start is not None:
                     # Cancelled too (a newer edit's gate): what it planted
                     # goes now, before another start takes it for there.
