@@ -119,6 +119,22 @@ def test_a_run_of_three_files_is_undone_exactly_the_undo_undone_and_the_session_
         "mod.py",
         "new.py",
     ]
+    # Undone already: said so; no restore of nothing registered or offered.
+    assert again["restoreId"] is None
+    told = p.undo()
+    assert told.returncode == 0, told.stdout + told.stderr
+    assert f"run {run['runId']} is undone already" in told.stdout
+    assert "nothing was changed" in told.stdout and "undo this restore" not in told.stdout
+    assert p.files() == before
+
+    async def restores() -> int:
+        store = SqliteCheckpointStore.open(p.storage)
+        try:
+            return sum(r.kind == "restore" for r in await store.runs(run["sessionId"]))
+        finally:
+            store.close()
+
+    assert anyio.run(restores) == 1
 
     first_restore = out.stdout.split(": ", 1)[1].split(" ", 1)[0]
     assert first_restore.startswith("restore-")
@@ -258,6 +274,19 @@ def test_bad_input_is_refused_with_nothing_changed(tmp_path: Path) -> None:
     assert busy.returncode == 2 and "abort or wait for the run" in busy.stderr, busy.stderr
     assert p.files() == after
     anyio.run(mark, "completed")
+
+    # A session of another folder: said, that folder untouched.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "mod.py").write_text("other\n")
+    elsewhere = p.rein(
+        "undo", str(other), "--storage", str(p.storage), "--session", run["sessionId"]
+    )
+    assert elsewhere.returncode == 2, elsewhere.stdout + elsewhere.stderr
+    assert f"has no run that changed files in {other}" in elsewhere.stderr
+    assert f"its runs changed {p.root}: name that folder" in elsewhere.stderr
+    assert "nothing was changed" in elsewhere.stderr
+    assert (other / "mod.py").read_text() == "other\n" and p.files() == after
 
     not_a_folder = p.rein("undo", str(p.root / "mod.py"), "--storage", str(p.storage))
     assert not_a_folder.returncode == 2 and "is not a folder" in not_a_folder.stderr

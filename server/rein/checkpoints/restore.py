@@ -128,6 +128,12 @@ class _Plan:
     run: CheckpointRun
     paths: list[_PathPlan] = field(default_factory=list)
 
+    @property
+    def already(self) -> bool:
+        """Every path is as it was before (the run is undone already):
+        nothing to write, in conflict or skipped."""
+        return all(p.action == "already" for p in self.paths)
+
 
 def in_scope(
     runs: Sequence[CheckpointRun],

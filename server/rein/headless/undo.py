@@ -133,7 +133,9 @@ async def _note(sessions: SqliteStore, record: SessionRecord, result: RestoreRes
 async def run_undo(
     args: UndoArgs, sessions: SqliteStore, checkpoints: CheckpointStore
 ) -> tuple[RestoreResult, str]:
-    """The restore ``args`` ask for; UndoRefused/RestoreError before any write."""
+    """The restore ``args`` ask for; UndoRefused/RestoreError before any write.
+    A run undone already (every file as it was before it) registers no
+    restore: the result's ``restore_id`` is empty."""
     root = str(args.root)
     record = await _pick_session(sessions, checkpoints, root, args.session_id)
     if record.status == "running":
@@ -150,7 +152,13 @@ async def run_undo(
     except ToolError as exc:
         raise UndoRefused(str(exc)) from exc
     request = RestoreRequest(record.id, run_id, args.turn, args.paths)
-    result = await Restorer(checkpoints, workspace).restore(request)
+    restorer = Restorer(checkpoints, workspace)
+    plan = await restorer.plan(request)
+    if plan.already:
+        # Undone already: no restore of nothing is registered (or offered to undo).
+        already = tuple(p.path for p in plan.paths)
+        return RestoreResult("", record.id, run_id, args.turn, already_restored=already), record.id
+    result = await restorer.apply(plan)
     if result.restored or result.conflicts or result.skipped:
         await _note(sessions, record, result)
     return result, record.id
@@ -170,8 +178,16 @@ def _redo_command(args: UndoArgs, session_id: str, restore_id: str | None) -> st
 
 
 def _print(args: UndoArgs, result: RestoreResult, session_id: str, event: FilesRestored) -> None:
-    print(f"session {session_id}: {event.restore_id} restored to before ", end="")
-    print(f"turn {result.turn} of run {result.run_id}" if result.turn else f"run {result.run_id}")
+    what = f"turn {result.turn} of run {result.run_id}" if result.turn else f"run {result.run_id}"
+    if not result.restore_id:
+        print(
+            f"session {session_id}: {what} is undone already: its files are as they were "
+            "before it; nothing was changed"
+        )
+        for path in result.already_restored:
+            print(f"  already   {path}")
+        return
+    print(f"session {session_id}: {event.restore_id} restored to before {what}")
     for f in result.restored:
         print(f"  restored  {f.path} ({f.change}{'; ' + f.detail if f.detail else ''})")
     for path in result.already_restored:
@@ -203,7 +219,9 @@ async def _main(args: UndoArgs, open_checkpoints: Any) -> int:
         sessions.close()
     event = files_restored(result)
     if args.as_json:
-        print(json.dumps({"sessionId": session_id, **result.to_json()}))
+        # An undo done already registers no restore: its restoreId is null.
+        data = {**result.to_json(), "restoreId": result.restore_id or None}
+        print(json.dumps({"sessionId": session_id, **data}))
     else:
         _print(args, result, session_id, event)
     return EXIT_PARTIAL if result.conflicts or result.skipped else EXIT_OK
