@@ -138,5 +138,6 @@ def run_acp(config_file: str | None, overrides: dict[str, Any], storage: str | N
         view = memoryview(reply)
         while view:
             view = view[os.write(sys.stdout.fileno(), view) :]
+        first_line = b""  # answered: the SDK does not see it
     asyncio.run(serve_acp(config, storage=folder, first_line=first_line, initialized=initialized))
     return 0
