@@ -8,8 +8,10 @@ import asyncio
 import contextlib
 import json
 import sys
+from typing import IO
 
 import anyio
+import pytest
 
 from rein.acp.wire_guard import GuardedReader, problem_answer
 from tests.acp.conftest import Home
@@ -48,7 +50,8 @@ def test_what_is_not_a_json_object_is_answered_and_objects_pass() -> None:
 
 async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_end() -> None:
     source = asyncio.StreamReader(limit=64)
-    long = json.dumps({"jsonrpc": "2.0", "method": "m", "params": {"p": "x" * 200}}).encode()
+    long = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"p": "x" * 200}})
+    long = long.encode()
     source.feed_data(b"42\n" + long + b"\n" + b"[" + b"1," * 100 + b"1]\n" + b"{bad")
     source.feed_eof()
     answers: list[bytes] = []
@@ -68,7 +71,7 @@ async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_
 
 async def test_the_end_is_told_after_a_last_message_without_a_newline() -> None:
     source = asyncio.StreamReader()
-    source.feed_data(b'{"jsonrpc": "2.0", "method": "m"}')
+    source.feed_data(b'{"jsonrpc": "2.0", "id": 1, "method": "m"}')
     source.feed_eof()
     ended: list[bool] = []
     reader = GuardedReader(source, lambda _: None, on_end=lambda: ended.append(True))
@@ -81,6 +84,16 @@ async def test_the_end_is_told_after_a_last_message_without_a_newline() -> None:
 
 
 async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
+    stderr = home.path / "acp.stderr"
+    with stderr.open("wb") as sink:
+        await _bad_lines_answered(home, sink)
+    log = stderr.read_text()
+    assert "Traceback" not in log, log
+    assert "editor/didFocus" not in log, log  # an info line, below the default level
+    assert log.count("ignored session/cancel: its params are not {sessionId: string}") == 2, log
+
+
+async def _bad_lines_answered(home: Home, sink: IO[bytes]) -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -90,7 +103,7 @@ async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
         cwd=str(home.path),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=sink,
     )
     assert process.stdin is not None and process.stdout is not None
     initialize = {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}}
@@ -99,6 +112,10 @@ async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
         "42",
         "{bad",
         "[]",
+        # Notifications nothing routes or reads: one log line each, no traceback.
+        json.dumps({"jsonrpc": "2.0", "method": "editor/didFocus", "params": {"file": "a"}}),
+        json.dumps({"jsonrpc": "2.0", "method": "session/cancel"}),
+        json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": 5}}),
         json.dumps({**initialize, "id": 2}),
     ]
     try:
@@ -132,3 +149,32 @@ async def test_a_cancel_request_is_left_out_and_what_follows_passes() -> None:
     reader = GuardedReader(source, answers.append)
     assert await reader.readuntil(b"\n") == text
     assert answers == []
+
+
+async def test_notifications_nothing_routes_or_reads_are_left_out_in_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The SDK logged a traceback for each (a client's notification on every
+    # keystroke flooded the log); requests and the rest still pass.
+    unknown = b'{"jsonrpc": "2.0", "method": "editor/didFocus", "params": {"f": 1}}\n'
+    no_params = b'{"jsonrpc": "2.0", "method": "session/cancel"}\n'
+    bad_id = b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": [1]}}\n'
+    cancel = b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}\n'
+    extension = b'{"jsonrpc": "2.0", "method": "_zed/hello", "params": 3}\n'
+    request = b'{"jsonrpc": "2.0", "id": 5, "method": "editor/didFocus"}\n'
+    source = asyncio.StreamReader()
+    source.feed_data(unknown + no_params + bad_id + cancel + extension + request + unknown)
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    with caplog.at_level("INFO", logger="rein.acp.wire_guard"):
+        passed = [await reader.readuntil(b"\n") for _ in range(3)]
+        with pytest.raises(asyncio.IncompleteReadError):
+            await reader.readuntil(b"\n")
+    assert passed == [cancel, extension, request]
+    assert answers == []
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4 and all("\n" not in line for line in lines)
+    assert lines[0].startswith("ignored notification editor/didFocus")
+    assert lines[1].startswith("ignored session/cancel") and "null" in lines[1]
+    assert "[1]" in lines[2]

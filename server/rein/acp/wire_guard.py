@@ -13,8 +13,14 @@ or whose method is not a string (with its id when that is valid), or that
 has neither a method nor a result or an error (the SDK took it for the
 answer to a request it never sent and dropped it, so the client heard
 nothing). The SDK sees only such objects (and blank lines, which it skips).
-A ``$/cancel_request`` notification (optional in ACP v1; Rein cancels
-prompts with ``session/cancel``) is left out, logged in one line.
+A notification is never answered, so the SDK logged a traceback for each
+one it could not route or read (an unknown method, ``session/cancel``
+without a string ``sessionId``): one a client sends on every keystroke
+flooded the log. Such a notification is left out here, logged in one line:
+one whose method is neither ``session/cancel`` nor an extension (``_``...:
+the agent's ``ext_notification``), ``$/cancel_request`` among them (optional
+in ACP v1; Rein cancels prompts with ``session/cancel``), and a
+``session/cancel`` whose params are not ``{sessionId: string}``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ __all__ = ["GuardedReader", "problem_answer"]
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 CANCEL_REQUEST = "$/cancel_request"
+#: The notification the SDK routes to the agent, besides the extensions.
+SESSION_CANCEL = "session/cancel"
+#: How much of a left-out notification's params its log line shows.
+LOGGED_PARAMS = 200
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +47,15 @@ log = logging.getLogger(__name__)
 def problem_answer(line: bytes) -> bytes | None:
     """The error response for ``line`` when it is not a JSON object (None
     when it is one, or blank)."""
+    return _verdict(line)[0]
+
+
+def _verdict(line: bytes) -> tuple[bytes | None, dict[str, Any] | None]:
+    """The error response for ``line``, or the message it holds (None for
+    a blank line)."""
     text = line.strip()
     if not text:
-        return None
+        return None, None
     try:
         message = json.loads(text)
     except ValueError as exc:
@@ -51,32 +67,49 @@ def problem_answer(line: bytes) -> bytes | None:
         elif "id" in message and not _valid_id(message["id"]):
             code, why = INVALID_REQUEST, "Invalid Request: an id is a string, a number or null"
         elif "method" in message and not isinstance(message["method"], str):
-            return _error(
+            reply = _error(
                 message.get("id"), INVALID_REQUEST, "Invalid Request: a method is a string"
             )
+            return reply, None
         elif not {"method", "result", "error"} & message.keys():
-            return _error(
+            reply = _error(
                 message.get("id"),
                 INVALID_REQUEST,
                 "Invalid Request: a message has a method (a request or a notification) "
                 "or a result or an error (a response)",
             )
+            return reply, None
         else:
-            return None
-    return _error(None, code, why)
+            return None, message
+    return _error(None, code, why), None
 
 
-def _ignored(line: bytes) -> bool:
-    """``$/cancel_request``, the protocol's optional cancel of one request,
-    which Rein does not implement (``session/cancel`` cancels a prompt): left
-    out with a line in the log (the SDK took it for an unknown method and
-    logged a traceback)."""
-    if CANCEL_REQUEST.encode() not in line:
-        return False
-    message = json.loads(line)
-    if message.get("method") != CANCEL_REQUEST or "id" in message:
-        return False
-    log.info("ignored %s %s (use session/cancel)", CANCEL_REQUEST, message.get("params"))
+def _ignored(message: dict[str, Any]) -> bool:
+    """A notification the SDK cannot route or read: left out with a line in
+    the log (the SDK logged a traceback for each)."""
+    if "id" in message or "method" not in message:
+        return False  # a request (the SDK answers it) or a response
+    method, params = message["method"], message.get("params")
+    if method.startswith("_"):
+        return False  # an extension: the agent's ext_notification
+    if method == SESSION_CANCEL:
+        if isinstance(params, dict) and isinstance(params.get("sessionId"), str):
+            return False
+        log.warning(
+            "ignored %s: its params are not {sessionId: string}: %.*s",
+            method,
+            LOGGED_PARAMS,
+            json.dumps(params),
+        )
+        return True
+    hint = " (use session/cancel)" if method == CANCEL_REQUEST else ""
+    log.info(
+        "ignored notification %s%s: not a method rein acp handles; params %.*s",
+        method,
+        hint,
+        LOGGED_PARAMS,
+        json.dumps(params),
+    )
     return True
 
 
@@ -115,15 +148,15 @@ class GuardedReader(asyncio.StreamReader):
             try:
                 line = await self._whole_line(separator)
             except asyncio.IncompleteReadError as exc:  # the last line, without its newline
-                reply = problem_answer(exc.partial)
+                reply, message = _verdict(exc.partial)
                 if reply is not None:
                     self._answer(reply)
-                if exc.partial and reply is None:
+                if message is not None and not _ignored(message):
                     raise  # the SDK takes the last message; the end comes next
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
-            reply = problem_answer(line)
-            if reply is None and _ignored(line):
+            reply, message = _verdict(line)
+            if message is not None and _ignored(message):
                 continue
             if reply is None:
                 return line
