@@ -9,8 +9,8 @@ made on the first of them. The agent is also the
 (``capabilities`` from ``initialize``, ``conn``).
 
 - ``initialize``: protocol 1 (whatever the client asks), load session,
-  text + resource-link + embedded-text prompts, the session list and
-  ``session/close``; an
+  text + resource-link + embedded-text prompts, the session list,
+  ``session/close``, ``session/resume`` and ``session/fork``; an
   ``env:<VAR>`` auth method when the model key is missing;
 - ``authenticate``: reads the environment again; ``-32000`` naming the
   variable while the key is still missing; a method id it does not offer
@@ -33,6 +33,7 @@ from acp.schema import (
     AuthMethodAgent,
     ClientCapabilities,
     CloseSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -41,9 +42,12 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
@@ -172,7 +176,10 @@ class ReinAcpAgent:
                 ),
                 mcp_capabilities=McpCapabilities(http=mcp_available(), sse=False),
                 session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                    list=SessionListCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    fork=SessionForkCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="rein", title="Rein", version=__version__),
@@ -206,6 +213,16 @@ class ReinAcpAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         return await self.sessions.load_session(cwd, session_id, mcp_servers)
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        return await self.sessions.resume_session(cwd, session_id, mcp_servers)
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        return await self.sessions.fork_session(cwd, session_id, mcp_servers)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any

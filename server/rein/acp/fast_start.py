@@ -74,7 +74,7 @@ def initialize_result(missing: str | None, mcp: bool) -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": mcp, "sse": False},
-            "sessionCapabilities": {"list": {}, "close": {}},
+            "sessionCapabilities": {"list": {}, "close": {}, "resume": {}, "fork": {}},
         },
         "agentInfo": {"name": "rein", "title": "Rein", "version": __version__},
         "authMethods": methods,

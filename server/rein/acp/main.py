@@ -101,10 +101,9 @@ async def serve_acp(
                 output_stream = GuardedReader(
                     output_stream, input_stream.write, on_end=agent.client_gone
                 )
-            # session/close is stable in ACP v1's later schema; this SDK
-            # still files it as unstable (its other unstable methods,
-            # session/fork and session/resume, Rein does not have: Method
-            # not found).
+            # session/close and session/resume are stable in ACP v1's later
+            # schema; this SDK still files them as unstable, with
+            # session/fork (unstable in the protocol too).
             await run_agent(
                 agent,  # type: ignore[arg-type]
                 input_stream,

@@ -6,8 +6,9 @@ handler parses what the SDK validated, calls the session layer and converts
 the result; the sessions are the ones ``rein serve`` and ``rein run`` build
 (:mod:`rein.session`), hosted per workspace by :class:`~rein.acp.host.AcpHosts`:
 
-- ``session/new`` / ``session/load`` (replays the transcript before it
-  answers) / ``session/list`` (newest first, cursor pages);
+- ``session/new`` / ``session/list`` (newest first, cursor pages);
+  ``session/load`` (replays the transcript before it answers),
+  ``session/resume`` and ``session/fork`` are :mod:`rein.acp.opening`'s;
 - ``session/prompt``: one run, ``current_session`` set around it; the stop
   reason from :func:`rein.acp.prompts.stop_reason`;
 - ``session/cancel``: aborts the run (its prompt answers ``cancelled``),
@@ -31,15 +32,17 @@ import anyio
 import anyio.abc
 from acp import RequestError, helpers
 from acp.schema import (
+    ForkSessionResponse,
     ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
+    ResumeSessionResponse,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
-from rein.acp import errors
+from rein.acp import errors, opening
 from rein.acp.answering import Answering
 from rein.acp.commands import available_commands, command_prompt, prompt_of
 from rein.acp.context import ClientLink, current_session
@@ -49,7 +52,6 @@ from rein.acp.live import Live, serve_session
 from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import stop_reason
-from rein.acp.replay import replay_session
 from rein.acp.session_options import session_options
 from rein.acp.session_pages import session_page
 from rein.acp.updates import SessionUpdate
@@ -128,7 +130,7 @@ class AcpSessions:
         else:
             await self._send(session_id, helpers.update_agent_message_text(text))
 
-    async def _say_if_unsandboxed(self, session_id: str) -> None:
+    async def say_if_unsandboxed(self, session_id: str) -> None:
         """Once a session, after its ``session/new`` answer: a message when
         the model's commands should run sandboxed here and cannot (every
         command asks). Commands in the client's terminal ask anyway, and
@@ -150,7 +152,7 @@ class AcpSessions:
 
     # ------------------------------------------------------------ sessions
 
-    def _cwd(self, cwd: str) -> Path:
+    def checked_cwd(self, cwd: str) -> Path:
         path = Path(cwd)
         if not path.is_absolute():
             raise errors.invalid_field("cwd", f"{cwd!r} is not an absolute path")
@@ -158,7 +160,7 @@ class AcpSessions:
             raise errors.invalid_field("cwd", f"{cwd} is not an existing folder")
         return path.resolve()
 
-    def _serve(self, host: WorkspaceHost, session: Session) -> Live:
+    def serve(self, host: WorkspaceHost, session: Session) -> Live:
         """Stream ``session``'s events to the client from now on."""
         old = self.live.get(session.id)
         live = serve_session(
@@ -177,12 +179,12 @@ class AcpSessions:
             raise errors.unknown_session(session_id)
         return live
 
-    def _check_key(self) -> None:
+    def check_key(self) -> None:
         missing = self._missing_key()
         if missing is not None:
             raise errors.auth_required(missing)
 
-    async def _add_client_mcp(self, host: WorkspaceHost, servers: list[Any] | None) -> None:
+    async def add_client_mcp(self, host: WorkspaceHost, servers: list[Any] | None) -> None:
         specs = client_servers(servers, str(host.root))
         if specs:
             added = await host.mcp.add(specs)
@@ -191,10 +193,10 @@ class AcpSessions:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        root = self._cwd(cwd)
+        root = self.checked_cwd(cwd)
         options = session_options(kwargs.get("rein"))
         isolated = options.isolated
-        self._check_key()
+        self.check_key()
         client_servers(mcp_servers, str(root))  # refused before anything starts
         if isolated:
             if self.isolation is None:
@@ -204,10 +206,9 @@ class AcpSessions:
             host = await self.hosts.host(root)
             spec = SessionSpec(mode="agent", origin="acp", allow_hosts=options.allow_hosts)
             session = host.manager.new(spec)
-        await self._add_client_mcp(host, mcp_servers)
-        live = self._serve(host, session)
-        self._tg.start_soon(self._say_if_unsandboxed, session.id)
-        self._advertise(session.id, root)
+        await self.add_client_mcp(host, mcp_servers)
+        live = self.serve(host, session)
+        self.announce(session.id, root)
         return NewSessionResponse(
             field_meta={"rein": {"isolated": True, "worktree": str(host.root)}}
             if isolated
@@ -222,31 +223,30 @@ class AcpSessions:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        root = self._cwd(cwd)
-        self._check_key()
-        client_servers(mcp_servers, str(root))  # refused before anything starts
-        host = await self.hosts.host(root)
-        await self._add_client_mcp(host, mcp_servers)
-        live = self.live.get(session_id)
-        if live is not None and self._busy(live):
-            raise errors.busy(session_id)
-        await self._check_folder(host, session_id, live)
-        session = await host.manager.load(session_id)
-        if session is None:
-            raise errors.unknown_session(session_id)
-        live = self._serve(host, session)
-        for update in replay_session(session, host.root):
-            live.updates.say(update)
-        await live.updates.drain()
-        self._advertise(session_id, root)
-        return LoadSessionResponse(
-            modes=mode_state(session.mode),
-            config_options=config_options(
-                session.mode, self._model_name(live), self._configured_model()
-            ),
-        )
+        answer = await opening.open_stored(self, cwd, session_id, mcp_servers, replay=True)
+        return LoadSessionResponse(modes=answer.modes, config_options=answer.config_options)
 
-    def _advertise(self, session_id: str, root: Path) -> None:
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        return await opening.open_stored(self, cwd, session_id, mcp_servers, replay=False)
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        return await opening.fork(self, cwd, session_id, mcp_servers)
+
+    def options_of(self, live: Live, mode: str) -> list[Any]:
+        """The ``configOptions`` of a session answer: ``mode`` and its model."""
+        return config_options(mode, self._model_name(live), self._configured_model())
+
+    def announce(self, session_id: str, root: Path) -> None:
+        """A new session's messages, sent once its answer is on its way:
+        the sandbox that cannot run here (once), its slash commands."""
+        self._tg.start_soon(self.say_if_unsandboxed, session_id)
+        self.advertise(session_id, root)
+
+    def advertise(self, session_id: str, root: Path) -> None:
         """The session's slash commands, when it has any, sent once the
         response is on its way (a client learns of a session from it)."""
         update = available_commands(self.config, root)
@@ -261,22 +261,10 @@ class AcpSessions:
 
         self._tg.start_soon(send)
 
-    async def _check_folder(self, host: WorkspaceHost, session_id: str, live: Live | None) -> None:
-        """A session is loaded in the folder it works in, not another."""
-        folder: Path | None = live.host.root if live is not None else None
-        store = host.manager.store
-        if folder is None and store is not None:
-            record = await store.get_session(session_id)
-            folder = Path(record.workspace) if record is not None and record.workspace else None
-        if folder is not None and folder != host.root:
-            raise errors.invalid_field(
-                "cwd", f"session {session_id} works in {folder}, not in {host.root}"
-            )
-
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        root = self._cwd(cwd) if cwd is not None else None
+        root = self.checked_cwd(cwd) if cwd is not None else None
         served = [(live.session, live.host.root) for live in self.live.values()]
         managers = [host.manager for host in self.hosts.hosts.values()]
         return await session_page(served, managers, self.storage, root, cursor)
@@ -302,7 +290,7 @@ class AcpSessions:
                     del self.waiting[session_id]
         if session_id in self.closing:
             raise errors.unknown_session(session_id)
-        if self._busy(live):
+        if self.busy(live):
             raise errors.busy(session_id)
         # No await since the check: a session/cancel read after this
         # prompt finds it being answered, whatever it waits on.
@@ -313,7 +301,7 @@ class AcpSessions:
             del self.answering[session_id]
             answering.answered.set()
 
-    def _busy(self, live: Live) -> bool:
+    def busy(self, live: Live) -> bool:
         """A prompt of the session is being answered, or its run runs."""
         session_id = live.session.id
         return (
@@ -439,7 +427,7 @@ class AcpSessions:
                 field_name, f"{mode_id!r} is not one of: agent, plan, explain"
             )
         mode = cast(Mode, mode_id)  # one of MODE_IDS, checked above
-        if self._busy(live):
+        if self.busy(live):
             live.pending_mode = mode  # from the next prompt
         else:
             live = await self._switch_mode(live, mode)
@@ -471,7 +459,7 @@ class AcpSessions:
         if stored and manager.store is not None:
             await manager.store.set_mode(old.id, mode)
             await manager.store.replace_all(old.id, memory_key(mode), messages)
-        renewed = self._serve(live.host, session)
+        renewed = self.serve(live.host, session)
         if live.model is not None:
             set_model(
                 session,
