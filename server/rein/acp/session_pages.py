@@ -37,9 +37,10 @@ async def session_page(
     try:
         start = int(cursor) if cursor else 0
     except ValueError:
-        raise errors.invalid_field(
-            "cursor", f"{cursor!r} is not a cursor this agent gave"
-        ) from None
+        start = -1
+    if start < 0 or (cursor and cursor != str(start)):
+        # Only the page offsets this agent gives ("-5" read the list's end).
+        raise errors.invalid_field("cursor", f"{cursor!r} is not a cursor this agent gave")
     found: dict[str, SessionInfo] = {}
     for session, folder in live:
         if root is None or folder == root:

@@ -397,10 +397,16 @@ class AcpSessions:
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
         live = self._live(session_id)
+        if config_id not in ("mode", "model"):
+            raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
+        if isinstance(value, bool):
+            raise errors.invalid_field(
+                "value", f"{config_id!r} is a select option (a string), not a boolean"
+            )
         if config_id == "mode":
-            live = await self._choose_mode(live, str(value), "value")
-        elif config_id == "model":
-            if not isinstance(value, str) or not value.strip():
+            live = await self._choose_mode(live, value, "value")
+        else:
+            if not value.strip():
                 raise errors.invalid_field("value", "the model is a non-empty name")
             try:
                 model = self.model_factory(self.config.model.model_copy(update={"model": value}))
@@ -408,8 +414,6 @@ class AcpSessions:
                 raise errors.invalid_field("value", str(exc)) from exc
             set_model(live.session, model)
             live.model = value
-        else:
-            raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
         mode = live.pending_mode or live.session.mode
         return SetSessionConfigOptionResponse(
             config_options=config_options(mode, self._model_name(live), self._configured_model())
