@@ -8,7 +8,8 @@ import asyncio
 import contextlib
 import json
 import sys
-from typing import IO
+from pathlib import Path
+from typing import IO, Any
 
 import anyio
 import pytest
@@ -178,3 +179,75 @@ async def test_notifications_nothing_routes_or_reads_are_left_out_in_one_line(
     assert lines[0].startswith("ignored notification editor/didFocus")
     assert lines[1].startswith("ignored session/cancel") and "null" in lines[1]
     assert "[1]" in lines[2]
+
+
+async def test_meta_keys_but_reins_are_left_out_before_the_sdk_reads_them() -> None:
+    # The SDK passes _meta's keys as the handler's arguments, over the
+    # request's own fields (_meta.session_id sent a prompt to another session).
+    prompt = {"sessionId": "s1", "prompt": [], "_meta": {"session_id": "s2", "traceparent": "t"}}
+    new = {"cwd": "/w", "_meta": {"rein": {"isolated": True}, "cwd": "/elsewhere"}}
+    steer = {"sessionId": "s1", "_meta": {"session_id": "s2"}}  # an extension's: passed whole
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": prompt},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": new},
+        {"jsonrpc": "2.0", "id": 3, "method": "_rein/steer", "params": steer},
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {**steer, "_meta": {"x": 1}}},
+    ]
+    source = asyncio.StreamReader()
+    source.feed_data(b"".join(json.dumps(line).encode() + b"\n" for line in lines[:3]))
+    source.feed_data(json.dumps(lines[3]).encode())  # the last one without its newline
+    source.feed_eof()
+    reader = GuardedReader(source, lambda _: None)
+    passed = [json.loads(await reader.readuntil(b"\n")) for _ in range(3)]
+    with pytest.raises(asyncio.IncompleteReadError) as last:
+        await reader.readuntil(b"\n")
+    assert passed[0]["params"] == {"sessionId": "s1", "prompt": []}
+    assert passed[1]["params"] == {"cwd": "/w", "_meta": {"rein": {"isolated": True}}}
+    assert passed[2] == lines[2]
+    assert json.loads(last.value.partial)["params"] == {"sessionId": "s1"}
+
+
+async def test_rein_acp_answers_a_request_by_its_own_fields_not_its_meta(
+    home: Home, tmp_path: Path
+) -> None:
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rein",
+        "acp",
+        env=home.env(),
+        cwd=str(home.path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    async def ask(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert process.stdin is not None and process.stdout is not None
+        request = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        await process.stdin.drain()
+        with anyio.fail_after(BOUND_S):
+            while True:  # the session's notifications pass by
+                message: dict[str, Any] = json.loads(await process.stdout.readline())
+                if message.get("id") == ident and "method" not in message:
+                    return message
+
+    try:
+        await ask(1, "initialize", {"protocolVersion": 1})
+        new = {"cwd": str(folder), "mcpServers": [], "_meta": {"cwd": "/no/such/folder"}}
+        session_id = (await ask(2, "session/new", new))["result"]["sessionId"]
+        text = [{"type": "text", "text": "hi"}]
+        to_nobody = {"sessionId": "nope", "prompt": text, "_meta": {"session_id": session_id}}
+        refused = await ask(3, "session/prompt", to_nobody)
+        assert refused["error"]["code"] == -32002 and "nope" in refused["error"]["message"]
+        process.stdin.close()
+        with anyio.fail_after(BOUND_S):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -21,6 +21,15 @@ one whose method is neither ``session/cancel`` nor an extension (``_``...:
 the agent's ``ext_notification``), ``$/cancel_request`` among them (optional
 in ACP v1; Rein cancels prompts with ``session/cancel``), and a
 ``session/cancel`` whose params are not ``{sessionId: string}``.
+
+The SDK passes the keys of a request's ``_meta`` to the handler as
+arguments, over the request's own fields: ``_meta: {"session_id": X}``
+sent a prompt to session X, ``_meta: {"prompt": 5}`` failed it with an
+internal error, ``_meta: {"cwd": ...}`` replaced ``cwd``. ``_meta`` is
+metadata that must not change what a request means, and Rein reads only
+its ``rein`` key (``session/new``'s options): every other key of the
+``_meta`` of a protocol method (not an extension's, whose params the agent
+gets whole) is left out before the SDK reads the message.
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ CANCEL_REQUEST = "$/cancel_request"
 SESSION_CANCEL = "session/cancel"
 #: How much of a left-out notification's params its log line shows.
 LOGGED_PARAMS = 200
+#: The one key of a request's ``_meta`` Rein reads (its session options).
+META_KEY = "rein"
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +124,24 @@ def _ignored(message: dict[str, Any]) -> bool:
     return True
 
 
+def _without_foreign_meta(line: bytes, message: dict[str, Any]) -> bytes:
+    """``line``, or the message again without the keys of its params'
+    ``_meta`` but ``rein``, which the SDK would pass as the handler's
+    arguments (over the request's own fields)."""
+    method, params = message.get("method"), message.get("params")
+    if not isinstance(method, str) or method.startswith("_") or not isinstance(params, dict):
+        return line
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or set(meta) <= {META_KEY}:
+        return line
+    kept = {key: value for key, value in meta.items() if key == META_KEY}
+    log.debug("%s: _meta keys left out: %s", method, ", ".join(sorted(set(meta) - {META_KEY})))
+    message = {**message, "params": {**params, "_meta": kept}}
+    if not kept:
+        del message["params"]["_meta"]
+    return json.dumps(message).encode() + b"\n"
+
+
 def _valid_id(value: object) -> bool:
     return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
 
@@ -152,14 +181,19 @@ class GuardedReader(asyncio.StreamReader):
                 if reply is not None:
                     self._answer(reply)
                 if message is not None and not _ignored(message):
-                    raise  # the SDK takes the last message; the end comes next
+                    # The SDK takes the last message; the end comes next.
+                    raise asyncio.IncompleteReadError(
+                        _without_foreign_meta(exc.partial, message), None
+                    ) from None
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
             reply, message = _verdict(line)
             if message is not None and _ignored(message):
                 continue
+            if message is not None:
+                return _without_foreign_meta(line, message)
             if reply is None:
-                return line
+                return line  # blank: the SDK skips it
             self._answer(reply)
 
     async def readexactly(self, n: int) -> bytes:
