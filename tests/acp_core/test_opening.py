@@ -2,7 +2,8 @@
 (both were Method not found while Rein kept every session in its store):
 resume opens a stored session without replaying it, a fork is a new
 session that starts from another's conversation and leaves it alone; both
-in the session's own folder only."""
+in the session's own folder only. And the title a first prompt gives the
+thread (``session_info_update``)."""
 
 from __future__ import annotations
 
@@ -138,3 +139,15 @@ async def test_a_fork_of_a_running_session_starts_from_its_last_step(
         client.release("session/request_permission")
         assert (await asyncio.wait_for(running, 30)).stop_reason == "end_turn"
         assert client.said(source) == "Done."
+
+
+async def test_the_first_prompt_titles_the_thread_once(connect: Callable[..., Any]) -> None:
+    # session_info_update (stable in ACP v1): the title session/list shows.
+    async with connect() as c:
+        session_id = await _prompted(c)
+        c.server.load([{"text": "again"}])
+        await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("and again")])
+        [info] = c.client.sent(session_id, "session_info_update")
+        assert info["title"] == "what is VALUE?" and info["updatedAt"]
+        kinds = [u["sessionUpdate"] for u in c.client.sent(session_id)]
+        assert kinds.index("session_info_update") > kinds.index("tool_call")  # after the run's

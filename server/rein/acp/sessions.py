@@ -53,7 +53,7 @@ from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import stop_reason
 from rein.acp.session_options import session_options
-from rein.acp.session_pages import session_page
+from rein.acp.session_pages import info_update, session_page
 from rein.acp.updates import SessionUpdate
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
@@ -336,8 +336,10 @@ class AcpSessions:
             off()
             current_session.reset(token)
         store = live.host.manager.store
-        if untitled and store is not None:  # session/list shows it by its first prompt
-            await store.set_title(session_id, live.session.title)
+        if untitled and live.session.title:  # session/list shows it by its first prompt
+            if store is not None:
+                await store.set_title(session_id, live.session.title)
+            live.updates.say(info_update(live.session.title, live.session.updated_at))
         reason = stop_reason(result, live.session.agent.messages)
         answer = result.text.strip()
         if (

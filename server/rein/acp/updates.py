@@ -46,6 +46,7 @@ from acp.schema import (
     FileEditToolCallContent,
     PlanEntry,
     PlanEntryStatus,
+    SessionInfoUpdate,
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
@@ -74,6 +75,7 @@ SessionUpdate = (
     | AgentPlanUpdate
     | CurrentModeUpdate
     | UsageUpdate
+    | SessionInfoUpdate
 )
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
