@@ -3,20 +3,24 @@ with InvalidParams naming the field, never taken in part: roots besides
 ``cwd`` (the capability is not offered; they were dropped silently), a
 cursor Rein never gave (``-5`` read the list's end), a boolean for a select
 option (it was read as the text ``True``); an unknown extension method is
-Method not found without making the session side."""
+Method not found without making the session side; a refused load, resume
+or fork starts none of the client's MCP servers."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from acp import RequestError
+from acp import RequestError, helpers
+from acp.schema import McpServerStdio
 
 from rein.acp.agent import ReinAcpAgent
 from rein.config import ReinConfig
+from tests.acp_core.test_agent import TOOLBOX
 
 
 async def _refused(request: Any) -> RequestError:
@@ -79,3 +83,22 @@ async def test_an_unknown_extension_method_does_not_make_the_session_side() -> N
         error = await _refused(agent.ext_method("zed/unknown", {}))
         assert error.code == -32601 and error.data == {"method": "_zed/unknown"}
         assert agent._impl is None
+
+
+async def test_a_refused_load_or_fork_starts_none_of_the_clients_mcp_servers(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    box = McpServerStdio(name="box", command=sys.executable, args=[str(TOOLBOX)], env=[])
+    async with connect() as c:
+        session_id = await c.new()
+        refused = [
+            c.conn.load_session(cwd=str(workspace), session_id="ses_unknown", mcp_servers=[box]),
+            c.conn.resume_session(cwd=str(workspace), session_id="ses_unknown", mcp_servers=[box]),
+            c.conn.fork_session(cwd=str(workspace), session_id="ses_unknown", mcp_servers=[box]),
+        ]
+        for request in refused:
+            assert (await _refused(request)).code == -32002
+        # The folder's sessions are offered no tool of the client's server.
+        c.server.load([{"text": "No box.", "expect": {"tools_exclude": ["mcp__box__echo"]}}])
+        await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("tools?")])
+        assert c.client.texts() == "No box."

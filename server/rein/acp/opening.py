@@ -18,7 +18,8 @@ InvalidParams naming ``cwd``); an unknown session is -32002, one whose
 prompt is being answered -32600 (load and resume; a fork reads a running
 source), an isolated session InvalidParams naming ``sessionId`` for a fork
 (its copy is its own). The client's MCP servers join the folder's as for
-``session/new``.
+``session/new``, once the request is known to be good: a refused one
+starts none.
 """
 
 from __future__ import annotations
@@ -66,12 +67,13 @@ class OpeningSessions(Protocol):
 async def _host(
     sessions: OpeningSessions, cwd: str, mcp_servers: list[Any] | None
 ) -> tuple[Path, WorkspaceHost]:
+    """The folder's host; the client's MCP servers are checked here and
+    join it only once the request is known to be good (a refused one
+    starts none)."""
     root = sessions.checked_cwd(cwd)
     sessions.check_key()
     client_servers(mcp_servers, str(root))  # refused before anything starts
-    host = await sessions.hosts.host(root)
-    await sessions.add_client_mcp(host, mcp_servers)
-    return root, host
+    return root, await sessions.hosts.host(root)
 
 
 async def open_stored(
@@ -92,6 +94,7 @@ async def open_stored(
     session = await host.manager.load(session_id)
     if session is None:
         raise errors.unknown_session(session_id)
+    await sessions.add_client_mcp(host, mcp_servers)
     live = sessions.serve(host, session)
     if replay:
         for update in replay_session(session, host.root):
@@ -127,6 +130,7 @@ async def fork(
         if stored is None:
             raise errors.unknown_session(session_id)
         mode, title, messages = stored.spec.mode, stored.spec.title, list(stored.spec.messages)
+    await sessions.add_client_mcp(host, mcp_servers)
     fork_id = new_session_id()
     if store is not None:  # stored whole now: later checkpoints only append
         await store.create_session(fork_id, title, mode, "acp", str(host.root))
