@@ -16,7 +16,8 @@ the result; the sessions are the ones ``rein serve`` and ``rein run`` build
 - ``session/close``: cancels, then the session leaves memory
   (:mod:`rein.acp.closing`);
 - ``session/set_mode`` and ``session/set_config_option`` (mode, model);
-- ``_rein/steer`` and ``_rein/followUp``: steering and follow-ups, which
+- ``_rein/steer``, ``_rein/followUp`` and the isolated sessions' methods
+  (:mod:`rein.acp.extensions`): steering and follow-ups, which
   ACP v1 lacks.
 """
 
@@ -30,8 +31,9 @@ from typing import Any, cast
 
 import anyio
 import anyio.abc
-from acp import RequestError, helpers
+from acp import helpers
 from acp.schema import (
+    ConfigOptionUpdate,
     ForkSessionResponse,
     ListSessionsResponse,
     LoadSessionResponse,
@@ -42,9 +44,9 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from rein.acp import errors, opening
+from rein.acp import errors, extensions, opening
 from rein.acp.answering import Answering
-from rein.acp.commands import available_commands, command_prompt, prompt_of
+from rein.acp.commands import available_commands, prompt_of
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation
@@ -173,7 +175,7 @@ class AcpSessions:
         self.live[session.id] = live
         return live
 
-    def _live(self, session_id: str) -> Live:
+    def live_of(self, session_id: str) -> Live:
         live = self.live.get(session_id)
         if live is None:
             raise errors.unknown_session(session_id)
@@ -272,7 +274,7 @@ class AcpSessions:
     # ------------------------------------------------------------ the run
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
-        live = self._live(session_id)
+        live = self.live_of(session_id)
         text = prompt_of(self.config, live.host.root, prompt).text
         # Known before it waits: a session/cancel read while it waits for a
         # cancelled prompt's answer cancels it too.
@@ -283,7 +285,7 @@ class AcpSessions:
             waiting.append(answering)
             try:
                 if await earlier.cancelled_and_ended():
-                    live = self._live(session_id)  # the cancelled prompt answered
+                    live = self.live_of(session_id)  # the cancelled prompt answered
             finally:
                 waiting.remove(answering)
                 if not waiting:
@@ -391,14 +393,14 @@ class AcpSessions:
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        live = self._live(session_id)
+        live = self.live_of(session_id)
         await self._choose_mode(live, mode_id, "modeId")
         return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
-        live = self._live(session_id)
+        live = self.live_of(session_id)
         if config_id not in ("mode", "model"):
             raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
         if isinstance(value, bool):
@@ -437,7 +439,12 @@ class AcpSessions:
             live.pending_mode = mode  # from the next prompt
         else:
             live = await self._switch_mode(live, mode)
+        # Both views of the mode: the modes' and the config options'.
         live.updates.say(helpers.update_current_mode(mode))
+        options = self.options_of(live, mode)
+        live.updates.say(
+            ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+        )
         await live.updates.drain()
         return live
 
@@ -476,55 +483,7 @@ class AcpSessions:
     # ------------------------------------------------------------ extensions
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "rein/applyIsolated":
-            return await self._apply_isolated(params)
-        if method == "rein/isolatedHunks" and self.isolation is not None:
-            hunks_of = params.get("sessionId")
-            live = self.live.get(hunks_of) if isinstance(hunks_of, str) else None
-            if isinstance(hunks_of, str) and live is not None and live.session.busy:
-                raise errors.busy(hunks_of)
-            return await self.isolation.hunks(hunks_of, live.session if live is not None else None)
-        if method not in ("rein/steer", "rein/followUp"):
-            raise RequestError.method_not_found(f"_{method}")
-        session_id = params.get("sessionId")
-        text = params.get("text")
-        if not isinstance(session_id, str) or not session_id:
-            raise errors.invalid_field("sessionId", "a session id (string) is required")
-        if not isinstance(text, str) or not text.strip():
-            raise errors.invalid_field("text", "a non-empty text is required")
-        live = self._live(session_id)
-        # A /name command is expanded as session/prompt expands it.
-        text = command_prompt(self.config, live.host.root, text, "text").text
-        if not live.session.busy:
-            raise errors.no_active_run(session_id, f"_{method}")
-        if method == "rein/steer":
-            live.session.agent.steer(text)
-            return {"delivered": True}
-        live.session.agent.follow_up(text)
-        return {"queued": True}
-
-    async def _apply_isolated(self, params: dict[str, Any]) -> dict[str, Any]:
-        session_id = params.get("sessionId")
-        if not isinstance(session_id, str) or self.isolation is None:
-            raise errors.invalid_field("sessionId", "an isolated session's id is required")
-        live = self.live.get(session_id)
-        if live is not None and live.session.busy:
-            raise errors.busy(session_id)
-        into = None
-        if "intoSessionId" in params:
-            into_id = params["intoSessionId"]
-            found = self.live.get(into_id) if isinstance(into_id, str) else None
-            into = await self.isolation.into(
-                session_id, into_id, found.session if found is not None else None
-            )
-        result = await self.isolation.bring_back(
-            session_id, params, live.session if live is not None else None, into
-        )
-        if session_id not in self.isolation.records and live is not None:
-            live.unsubscribe()  # its copy is gone: the session is over
-            live.updates.close()
-            del self.live[session_id]
-        return result
+        return await extensions.ext_method(self, method, params)
 
     # ------------------------------------------------------------ the end
 

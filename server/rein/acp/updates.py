@@ -40,6 +40,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    ConfigOptionUpdate,
     ContentToolCallContent,
     Cost,
     CurrentModeUpdate,
@@ -76,6 +77,7 @@ SessionUpdate = (
     | CurrentModeUpdate
     | UsageUpdate
     | SessionInfoUpdate
+    | ConfigOptionUpdate
 )
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
