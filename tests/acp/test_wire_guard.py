@@ -162,7 +162,7 @@ async def test_notifications_nothing_routes_or_reads_are_left_out_in_one_line(
     bad_id = b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": [1]}}\n'
     cancel = b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}\n'
     extension = b'{"jsonrpc": "2.0", "method": "_zed/hello", "params": 3}\n'
-    request = b'{"jsonrpc": "2.0", "id": 5, "method": "editor/didFocus"}\n'
+    request = b'{"jsonrpc": "2.0", "id": 5, "method": "editor/didFocus", "params": {}}\n'
     source = asyncio.StreamReader()
     source.feed_data(unknown + no_params + bad_id + cancel + extension + request + unknown)
     source.feed_eof()
@@ -251,3 +251,28 @@ async def test_rein_acp_answers_a_request_by_its_own_fields_not_its_meta(
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_request_without_params_gets_empty_ones_and_a_cancel_with_an_id_is_refused() -> (
+    None
+):
+    # The SDK refused a request without params naming no field (session/list
+    # needs none), and answered session/cancel sent with an id Method not found.
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "session/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": None},
+        {"jsonrpc": "2.0", "id": 3, "method": "session/cancel", "params": {"sessionId": "s"}},
+        {"jsonrpc": "2.0", "id": 4, "method": "_rein/steer"},  # an extension's: as it came
+    ]
+    source = asyncio.StreamReader()
+    source.feed_data(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    passed = [json.loads(await reader.readuntil(b"\n")) for _ in range(3)]
+    assert passed[0] == {**lines[0], "params": {}}
+    assert passed[1] == {**lines[1], "params": {}}
+    assert passed[2] == lines[3]
+    [refused] = [json.loads(answer) for answer in answers]
+    assert refused["id"] == 3 and refused["error"]["code"] == -32600
+    assert "session/cancel is a notification" in refused["error"]["message"]

@@ -29,7 +29,11 @@ internal error, ``_meta: {"cwd": ...}`` replaced ``cwd``. ``_meta`` is
 metadata that must not change what a request means, and Rein reads only
 its ``rein`` key (``session/new``'s options): every other key of the
 ``_meta`` of a protocol method (not an extension's, whose params the agent
-gets whole) is left out before the SDK reads the message.
+gets whole) is left out before the SDK reads the message. A protocol
+request without params gets ``{}`` (the SDK's refusal named no field, and
+``session/list`` needs none); ``session/cancel`` sent as a request (with an
+id) is refused with -32600 saying it is a notification (the SDK answered
+Method not found).
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ INVALID_REQUEST = -32600
 CANCEL_REQUEST = "$/cancel_request"
 #: The notification the SDK routes to the agent, besides the extensions.
 SESSION_CANCEL = "session/cancel"
+#: What a client sends only as a notification: with an id, it is refused.
+NOTIFICATIONS = frozenset({SESSION_CANCEL})
 #: How much of a left-out notification's params its log line shows.
 LOGGED_PARAMS = 200
 #: The one key of a request's ``_meta`` Rein reads (its session options).
@@ -80,6 +86,13 @@ def _verdict(line: bytes) -> tuple[bytes | None, dict[str, Any] | None]:
         elif "method" in message and not isinstance(message["method"], str):
             reply = _error(
                 message.get("id"), INVALID_REQUEST, "Invalid Request: a method is a string"
+            )
+            return reply, None
+        elif message.get("method") in NOTIFICATIONS and "id" in message:
+            reply = _error(
+                message["id"],
+                INVALID_REQUEST,
+                f"Invalid Request: {message['method']} is a notification: send it without an id",
             )
             return reply, None
         elif not {"method", "result", "error"} & message.keys():
@@ -124,22 +137,30 @@ def _ignored(message: dict[str, Any]) -> bool:
     return True
 
 
-def _without_foreign_meta(line: bytes, message: dict[str, Any]) -> bytes:
-    """``line``, or the message again without the keys of its params'
-    ``_meta`` but ``rein``, which the SDK would pass as the handler's
-    arguments (over the request's own fields)."""
+def _for_the_sdk(line: bytes, message: dict[str, Any]) -> bytes:
+    """``line``, or the message again as the SDK should read it: a
+    protocol request without params (JSON-RPC lets a client leave them
+    out) with ``{}`` (the SDK refused it without naming a field, also
+    ``session/list``, whose params are all optional), and without the keys
+    of its params' ``_meta`` but ``rein``, which the SDK would pass as the
+    handler's arguments (over the request's own fields)."""
     method, params = message.get("method"), message.get("params")
-    if not isinstance(method, str) or method.startswith("_") or not isinstance(params, dict):
+    if not isinstance(method, str) or method.startswith("_"):
+        return line
+    if params is None and "id" in message:
+        params = {}
+    elif not isinstance(params, dict):
         return line
     meta = params.get("_meta")
-    if not isinstance(meta, dict) or set(meta) <= {META_KEY}:
+    if isinstance(meta, dict) and not set(meta) <= {META_KEY}:
+        kept = {key: value for key, value in meta.items() if key == META_KEY}
+        log.debug("%s: _meta keys left out: %s", method, ", ".join(sorted(set(meta) - {META_KEY})))
+        params = {**params, "_meta": kept}
+        if not kept:
+            del params["_meta"]
+    elif params is message.get("params"):
         return line
-    kept = {key: value for key, value in meta.items() if key == META_KEY}
-    log.debug("%s: _meta keys left out: %s", method, ", ".join(sorted(set(meta) - {META_KEY})))
-    message = {**message, "params": {**params, "_meta": kept}}
-    if not kept:
-        del message["params"]["_meta"]
-    return json.dumps(message).encode() + b"\n"
+    return json.dumps({**message, "params": params}).encode() + b"\n"
 
 
 def _valid_id(value: object) -> bool:
@@ -183,7 +204,7 @@ class GuardedReader(asyncio.StreamReader):
                 if message is not None and not _ignored(message):
                     # The SDK takes the last message; the end comes next.
                     raise asyncio.IncompleteReadError(
-                        _without_foreign_meta(exc.partial, message), None
+                        _for_the_sdk(exc.partial, message), None
                     ) from None
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
@@ -191,7 +212,7 @@ class GuardedReader(asyncio.StreamReader):
             if message is not None and _ignored(message):
                 continue
             if message is not None:
-                return _without_foreign_meta(line, message)
+                return _for_the_sdk(line, message)
             if reply is None:
                 return line  # blank: the SDK skips it
             self._answer(reply)
