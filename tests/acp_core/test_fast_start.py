@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -138,34 +136,3 @@ def test_the_highest_version_is_answered_with_reins() -> None:
     answered = fast_start.answer_initialize(json.dumps(request).encode() + b"\n", ReinConfig())
     assert answered is not None
     assert json.loads(answered[0])["result"]["protocolVersion"] == fast_start.PROTOCOL_VERSION
-
-
-def test_rein_acp_answers_a_refused_initialize_once_and_the_next_one(tmp_path: Path) -> None:
-    """The refused first line is not handed to the SDK as well (two answers
-    to one request): the next request's answer is the next line."""
-    env = {**os.environ, "HOME": str(tmp_path)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rein", "acp", "--storage", str(tmp_path / "st")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    for ident, version in ((1, -1), (2, 1)):
-        request = {"jsonrpc": "2.0", "id": ident, "method": "initialize"}
-        request["params"] = {"protocolVersion": version}
-        proc.stdin.write(json.dumps(request).encode() + b"\n")
-    proc.stdin.flush()
-    refused, answered = _next_message(proc.stdout), _next_message(proc.stdout)
-    proc.stdin.close()
-    assert proc.wait(timeout=30) == 0
-    assert (refused["id"], refused["error"]["data"]) == (1, {"field": "protocolVersion"})
-    assert (answered["id"], answered["result"]["protocolVersion"]) == (2, 1)
-
-
-def _next_message(stdout: Any) -> Any:
-    """The next line ``rein acp`` writes, within a bound (never a hang)."""
-    ready, _, _ = select.select([stdout], [], [], 30)
-    assert ready, "rein acp wrote nothing within 30 s"
-    return json.loads(stdout.readline())
