@@ -8,8 +8,10 @@ import asyncio
 import contextlib
 import json
 import sys
+from typing import IO
 
 import anyio
+import pytest
 
 from rein.acp.wire_guard import GuardedReader, problem_answer
 from tests.acp.conftest import Home
@@ -48,7 +50,8 @@ def test_what_is_not_a_json_object_is_answered_and_objects_pass() -> None:
 
 async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_end() -> None:
     source = asyncio.StreamReader(limit=64)
-    long = json.dumps({"jsonrpc": "2.0", "method": "m", "params": {"p": "x" * 200}}).encode()
+    long = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"p": "x" * 200}})
+    long = long.encode()
     source.feed_data(b"42\n" + long + b"\n" + b"[" + b"1," * 100 + b"1]\n" + b"{bad")
     source.feed_eof()
     answers: list[bytes] = []
@@ -68,7 +71,7 @@ async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_
 
 async def test_the_end_is_told_after_a_last_message_without_a_newline() -> None:
     source = asyncio.StreamReader()
-    source.feed_data(b'{"jsonrpc": "2.0", "method": "m"}')
+    source.feed_data(b'{"jsonrpc": "2.0", "id": 1, "method": "m"}')
     source.feed_eof()
     ended: list[bool] = []
     reader = GuardedReader(source, lambda _: None, on_end=lambda: ended.append(True))
@@ -81,6 +84,16 @@ async def test_the_end_is_told_after_a_last_message_without_a_newline() -> None:
 
 
 async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
+    stderr = home.path / "acp.stderr"
+    with stderr.open("wb") as sink:
+        await _bad_lines_answered(home, sink)
+    log = stderr.read_text()
+    assert "Traceback" not in log, log
+    assert "editor/didFocus" not in log, log  # an info line, below the default level
+    assert log.count("ignored session/cancel: its params are not {sessionId: string}") == 2, log
+
+
+async def _bad_lines_answered(home: Home, sink: IO[bytes]) -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -90,27 +103,49 @@ async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
         cwd=str(home.path),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=sink,
     )
     assert process.stdin is not None and process.stdout is not None
     initialize = {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}}
     lines = [
+        # Refused by the fast start (not a uint16), and not handed to the SDK too.
+        json.dumps({**initialize, "id": 0, "params": {"protocolVersion": -1}}),
         json.dumps({**initialize, "id": 1}),
         "42",
         "{bad",
         "[]",
+        # Notifications nothing routes or reads: one log line each, no traceback.
+        json.dumps({"jsonrpc": "2.0", "method": "editor/didFocus", "params": {"file": "a"}}),
+        json.dumps({"jsonrpc": "2.0", "method": "session/cancel"}),
+        json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": 5}}),
         json.dumps({**initialize, "id": 2}),
+        # _meta's keys replaced the request's own fields: "rel" is not absolute.
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/list",
+                "params": {"cwd": str(home.path), "_meta": {"cwd": "rel"}},
+            }
+        ),
     ]
     try:
         process.stdin.write("".join(f"{line}\n" for line in lines).encode())
         await process.stdin.drain()
         answers = []
         with anyio.fail_after(BOUND_S):
-            while len(answers) < 5:
+            while len(answers) < 7:
                 answers.append(json.loads(await process.stdout.readline()))
-        assert [a.get("id") for a in answers] == [1, None, None, None, 2]
-        assert [a["error"]["code"] for a in answers[1:4]] == [-32600, -32700, -32600]
-        assert answers[4]["result"]["protocolVersion"] == 1
+        # The guard answers a bad line as it reads it, the SDK a request
+        # when its handler is done: the order between the two may vary.
+        by_id = {a["id"]: a for a in answers if a.get("id") is not None}
+        unnamed = [a["error"]["code"] for a in answers if a.get("id") is None]
+        assert sorted(by_id) == [0, 1, 2, 3] and unnamed == [-32600, -32700, -32600]
+        assert answers[0]["id"] == 0  # the fast start answered it first
+        assert by_id[0]["error"]["data"] == {"field": "protocolVersion"}
+        assert by_id[1]["result"]["protocolVersion"] == 1
+        assert by_id[2]["result"]["protocolVersion"] == 1
+        assert by_id[3].get("result") == {"sessions": []}, by_id[3]
         process.stdin.close()
         with anyio.fail_after(BOUND_S):
             assert await process.wait() == 0
@@ -132,3 +167,83 @@ async def test_a_cancel_request_is_left_out_and_what_follows_passes() -> None:
     reader = GuardedReader(source, answers.append)
     assert await reader.readuntil(b"\n") == text
     assert answers == []
+
+
+async def test_notifications_nothing_routes_or_reads_are_left_out_in_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The SDK logged a traceback for each (a client's notification on every
+    # keystroke flooded the log); requests and the rest still pass.
+    unknown = b'{"jsonrpc": "2.0", "method": "editor/didFocus", "params": {"f": 1}}\n'
+    no_params = b'{"jsonrpc": "2.0", "method": "session/cancel"}\n'
+    bad_id = b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": [1]}}\n'
+    cancel = b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}\n'
+    extension = b'{"jsonrpc": "2.0", "method": "_zed/hello", "params": 3}\n'
+    request = b'{"jsonrpc": "2.0", "id": 5, "method": "editor/didFocus", "params": {}}\n'
+    source = asyncio.StreamReader()
+    source.feed_data(unknown + no_params + bad_id + cancel + extension + request + unknown)
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    with caplog.at_level("INFO", logger="rein.acp.wire_guard"):
+        passed = [await reader.readuntil(b"\n") for _ in range(3)]
+        with pytest.raises(asyncio.IncompleteReadError):
+            await reader.readuntil(b"\n")
+    assert passed == [cancel, extension, request]
+    assert answers == []
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4 and all("\n" not in line for line in lines)
+    assert lines[0].startswith("ignored notification editor/didFocus")
+    assert lines[1].startswith("ignored session/cancel") and "null" in lines[1]
+    assert "[1]" in lines[2]
+
+
+async def test_meta_keys_but_reins_are_left_out_before_the_sdk_reads_them() -> None:
+    # The SDK passes _meta's keys as the handler's arguments, over the
+    # request's own fields (_meta.session_id sent a prompt to another session).
+    prompt = {"sessionId": "s1", "prompt": [], "_meta": {"session_id": "s2", "traceparent": "t"}}
+    new = {"cwd": "/w", "_meta": {"rein": {"isolated": True}, "cwd": "/elsewhere"}}
+    steer = {"sessionId": "s1", "_meta": {"session_id": "s2"}}  # an extension's: passed whole
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": prompt},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": new},
+        {"jsonrpc": "2.0", "id": 3, "method": "_rein/steer", "params": steer},
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {**steer, "_meta": {"x": 1}}},
+    ]
+    source = asyncio.StreamReader()
+    source.feed_data(b"".join(json.dumps(line).encode() + b"\n" for line in lines[:3]))
+    source.feed_data(json.dumps(lines[3]).encode())  # the last one without its newline
+    source.feed_eof()
+    reader = GuardedReader(source, lambda _: None)
+    passed = [json.loads(await reader.readuntil(b"\n")) for _ in range(3)]
+    with pytest.raises(asyncio.IncompleteReadError) as last:
+        await reader.readuntil(b"\n")
+    assert passed[0]["params"] == {"sessionId": "s1", "prompt": []}
+    assert passed[1]["params"] == {"cwd": "/w", "_meta": {"rein": {"isolated": True}}}
+    assert passed[2] == lines[2]
+    assert json.loads(last.value.partial)["params"] == {"sessionId": "s1"}
+
+
+async def test_a_request_without_params_gets_empty_ones_and_a_cancel_with_an_id_is_refused() -> (
+    None
+):
+    # The SDK refused a request without params naming no field (session/list
+    # needs none), and answered session/cancel sent with an id Method not found.
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "session/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": None},
+        {"jsonrpc": "2.0", "id": 3, "method": "session/cancel", "params": {"sessionId": "s"}},
+        {"jsonrpc": "2.0", "id": 4, "method": "_rein/steer"},  # an extension's: as it came
+    ]
+    source = asyncio.StreamReader()
+    source.feed_data(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    passed = [json.loads(await reader.readuntil(b"\n")) for _ in range(3)]
+    assert passed[0] == {**lines[0], "params": {}}
+    assert passed[1] == {**lines[1], "params": {}}
+    assert passed[2] == lines[3]
+    [refused] = [json.loads(answer) for answer in answers]
+    assert refused["id"] == 3 and refused["error"]["code"] == -32600
+    assert "session/cancel is a notification" in refused["error"]["message"]

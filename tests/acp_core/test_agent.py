@@ -250,6 +250,9 @@ async def test_set_mode_switches_the_session_and_says_so(connect: Callable[..., 
         await c.conn.set_session_mode(session_id=new.session_id, mode_id="explain")
         [update] = c.client.of("current_mode_update")
         assert update.current_mode_id == "explain"
+        # A client that shows the config options sees it too.
+        [options] = c.client.of("config_option_update")
+        assert [o.current_value for o in options.config_options] == ["explain", "mock-1"]
         c.server.load(
             [{"text": "It is 1.", "expect": {"tools_exclude": ["edit_file", "write_file"]}}]
         )

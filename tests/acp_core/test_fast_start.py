@@ -106,3 +106,33 @@ def test_rein_acp_answers_initialize_without_importing_the_sdk(tmp_path: Path) -
     # Only after the answer does it load the SDK (here the shadow, which exits 5).
     assert proc.wait(timeout=30) == 5
     assert marker.exists()
+
+
+@pytest.mark.parametrize("version", [-1, 65536], ids=["negative", "past-uint16"])
+def test_a_version_outside_uint16_is_invalid_params_naming_the_field(version: int) -> None:
+    request = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "initialize",
+        "params": {"protocolVersion": version},
+    }
+    answered = fast_start.answer_initialize(json.dumps(request).encode() + b"\n", ReinConfig())
+    assert answered is not None
+    reply, params = answered
+    error = json.loads(reply)
+    assert error["id"] == 3 and "result" not in error and params is None
+    assert error["error"]["code"] == -32602
+    assert error["error"]["data"] == {"field": "protocolVersion"}
+    assert f"protocolVersion: {version} " in error["error"]["message"]
+
+
+def test_the_highest_version_is_answered_with_reins() -> None:
+    request = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "initialize",
+        "params": {"protocolVersion": 65535},
+    }
+    answered = fast_start.answer_initialize(json.dumps(request).encode() + b"\n", ReinConfig())
+    assert answered is not None
+    assert json.loads(answered[0])["result"]["protocolVersion"] == fast_start.PROTOCOL_VERSION

@@ -57,6 +57,21 @@ def test_a_tool_call_starts_in_progress_with_its_location(
     assert update.raw_input == {"path": "app.py", "offset": 3}
 
 
+@pytest.mark.parametrize("offset", [-3, 0, True, "7"])
+def test_an_offset_that_is_no_line_still_shows_the_call_without_one(
+    mapper: UpdateMapper, tmp_path: Path, offset: object
+) -> None:
+    # The model's arguments as it sent them (the tool refuses them later):
+    # 0 went out as line 0 (ACP's lines are 1-based), true as line 1.
+    [update] = mapper(
+        ToolCallStart(
+            tool_call_id="c1", name="read_file", arguments={"path": "app.py", "offset": offset}
+        )
+    )
+    assert update.session_update == "tool_call"
+    assert [(loc.path, loc.line) for loc in update.locations] == [(str(tmp_path / "app.py"), None)]
+
+
 def test_an_edit_ends_with_a_diff_of_before_and_after(
     mapper: UpdateMapper, files: dict[str, str], tmp_path: Path
 ) -> None:

@@ -9,8 +9,8 @@ made on the first of them. The agent is also the
 (``capabilities`` from ``initialize``, ``conn``).
 
 - ``initialize``: protocol 1 (whatever the client asks), load session,
-  text + resource-link + embedded-text prompts, the session list and
-  ``session/close``; an
+  text + resource-link + embedded-text prompts, the session list,
+  ``session/close``, ``session/resume`` and ``session/fork``; an
   ``env:<VAR>`` auth method when the model key is missing;
 - ``authenticate``: reads the environment again; ``-32000`` naming the
   variable while the key is still missing; a method id it does not offer
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.abc
-from acp import PROTOCOL_VERSION
+from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -33,6 +33,7 @@ from acp.schema import (
     AuthMethodAgent,
     ClientCapabilities,
     CloseSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -41,9 +42,12 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
@@ -66,6 +70,20 @@ log = logging.getLogger(__name__)
 
 #: Why the runs end when the client leaves.
 DISCONNECTED = "the client disconnected"
+#: Rein's extension methods (``_rein/...`` on the wire).
+EXT_METHODS = frozenset({"rein/steer", "rein/followUp", "rein/applyIsolated", "rein/isolatedHunks"})
+
+
+def _one_root(kwargs: dict[str, Any]) -> None:
+    """``additionalDirectories`` is refused, never dropped: Rein does not
+    offer ``sessionCapabilities.additionalDirectories`` (a session works in
+    its ``cwd``), and a client that sent them would think them active."""
+    if kwargs.get("additional_directories"):
+        raise errors.invalid_field(
+            "additionalDirectories",
+            "rein acp does not offer sessionCapabilities.additionalDirectories: "
+            "a session works in its cwd only",
+        )
 
 
 class ReinAcpAgent:
@@ -172,7 +190,10 @@ class ReinAcpAgent:
                 ),
                 mcp_capabilities=McpCapabilities(http=mcp_available(), sse=False),
                 session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                    list=SessionListCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    fork=SessionForkCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="rein", title="Rein", version=__version__),
@@ -198,6 +219,7 @@ class ReinAcpAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
+        _one_root(kwargs)
         # ``_meta.rein`` (the SDK passes ``_meta``'s keys as arguments):
         # Rein's session options (rein.acp.session_options).
         return await self.sessions.new_session(cwd, mcp_servers, rein=kwargs.get("rein"))
@@ -205,7 +227,20 @@ class ReinAcpAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
+        _one_root(kwargs)
         return await self.sessions.load_session(cwd, session_id, mcp_servers)
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        _one_root(kwargs)
+        return await self.sessions.resume_session(cwd, session_id, mcp_servers)
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        _one_root(kwargs)
+        return await self.sessions.fork_session(cwd, session_id, mcp_servers)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -236,6 +271,8 @@ class ReinAcpAgent:
         return await self.sessions.set_config_option(config_id, session_id, value)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method not in EXT_METHODS:  # without making the session side
+            raise RequestError.method_not_found(f"_{method}")
         return await self.sessions.ext_method(method, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:

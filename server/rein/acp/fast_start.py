@@ -6,9 +6,13 @@ message an editor sends is ``initialize``, and its answer depends only on
 the configuration, so ``rein acp`` reads that first line from stdin itself,
 answers it with the JSON the agent would give (:func:`initialize_result`;
 a test compares it with :meth:`rein.acp.agent.ReinAcpAgent.initialize`),
-then imports the SDK and serves the rest of the connection. A first line
-that is not a well-formed ``initialize`` request is left to the SDK, which
-answers it as it answers any message.
+then imports the SDK and serves the rest of the connection. An
+``initialize`` whose ``protocolVersion`` is an integer outside ACP's
+``uint16`` (0 to 65535) is refused here, with InvalidParams naming the field
+(the SDK would take it for version 1 after its own check passed it by); a
+higher version than Rein's is answered with Rein's, as the protocol says. A
+first line that is not a well-formed ``initialize`` request is left to the
+SDK, which answers it as it answers any message.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ __all__ = [
 PROTOCOL_VERSION = 1
 #: A first line longer than this is not an ``initialize`` worth a fast answer.
 FIRST_LINE_LIMIT = 1 << 20
+#: ``protocolVersion`` is a ``uint16`` in the ACP schema.
+MAX_PROTOCOL_VERSION = 65535
 
 
 def mcp_available() -> bool:
@@ -68,7 +74,7 @@ def initialize_result(missing: str | None, mcp: bool) -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": mcp, "sse": False},
-            "sessionCapabilities": {"list": {}, "close": {}},
+            "sessionCapabilities": {"list": {}, "close": {}, "resume": {}, "fork": {}},
         },
         "agentInfo": {"name": "rein", "title": "Rein", "version": __version__},
         "authMethods": methods,
@@ -90,9 +96,12 @@ def read_first_line(fd: int = 0, limit: int = FIRST_LINE_LIMIT) -> bytes:
     return bytes(line)
 
 
-def answer_initialize(line: bytes, config: ReinConfig) -> tuple[bytes, dict[str, Any]] | None:
+def answer_initialize(
+    line: bytes, config: ReinConfig
+) -> tuple[bytes, dict[str, Any] | None] | None:
     """The answer to ``line`` and its params when it is a well-formed
-    ``initialize`` request; None leaves it to the SDK."""
+    ``initialize`` request (no params when the answer is an error: the
+    client was not initialized); None leaves it to the SDK."""
     try:
         message = json.loads(line)
     except ValueError:
@@ -110,6 +119,18 @@ def answer_initialize(line: bytes, config: ReinConfig) -> tuple[bytes, dict[str,
         return None
     if not isinstance(params.get("clientCapabilities", {}), dict):
         return None
+    version = params["protocolVersion"]
+    if not 0 <= version <= MAX_PROTOCOL_VERSION:
+        error = {
+            "code": -32602,
+            "message": f"Invalid params: protocolVersion: {version} is not a protocol version "
+            f"(an integer from 0 to {MAX_PROTOCOL_VERSION}; rein acp speaks {PROTOCOL_VERSION})",
+            "data": {"field": "protocolVersion"},
+        }
+        return _line({"jsonrpc": "2.0", "id": ident, "error": error}), None
     result = initialize_result(missing_key(config), mcp_available())
-    reply = {"jsonrpc": "2.0", "id": ident, "result": result}
-    return (json.dumps(reply, separators=(",", ":")) + "\n").encode(), params
+    return _line({"jsonrpc": "2.0", "id": ident, "result": result}), params
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()

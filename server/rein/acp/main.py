@@ -101,10 +101,9 @@ async def serve_acp(
                 output_stream = GuardedReader(
                     output_stream, input_stream.write, on_end=agent.client_gone
                 )
-            # session/close is stable in ACP v1's later schema; this SDK
-            # still files it as unstable (its other unstable methods,
-            # session/fork and session/resume, Rein does not have: Method
-            # not found).
+            # session/close and session/resume are stable in ACP v1's later
+            # schema; this SDK still files them as unstable, with
+            # session/fork (unstable in the protocol too).
             await run_agent(
                 agent,  # type: ignore[arg-type]
                 input_stream,
@@ -138,5 +137,6 @@ def run_acp(config_file: str | None, overrides: dict[str, Any], storage: str | N
         view = memoryview(reply)
         while view:
             view = view[os.write(sys.stdout.fileno(), view) :]
+        first_line = b""  # answered: the SDK does not see it
     asyncio.run(serve_acp(config, storage=folder, first_line=first_line, initialized=initialized))
     return 0

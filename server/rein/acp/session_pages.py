@@ -1,6 +1,7 @@
 """``session/list`` for ``rein acp``: the sessions this process serves and
 the stored ones, of one folder or all, newest first, in pages of
-:data:`PAGE_SIZE` (the cursor is the next page's offset)."""
+:data:`PAGE_SIZE` (the cursor is the next page's offset); and the
+``session_info_update`` that tells the client a session's new title."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from acp.schema import ListSessionsResponse, SessionInfo
+from acp.schema import ListSessionsResponse, SessionInfo, SessionInfoUpdate
 
 from rein.acp import errors
 from rein.session import Session, SessionManager
 from rein.store import SqliteStore
 
-__all__ = ["PAGE_SIZE", "session_page"]
+__all__ = ["PAGE_SIZE", "info_update", "session_page"]
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +38,10 @@ async def session_page(
     try:
         start = int(cursor) if cursor else 0
     except ValueError:
-        raise errors.invalid_field(
-            "cursor", f"{cursor!r} is not a cursor this agent gave"
-        ) from None
+        start = -1
+    if start < 0 or (cursor and cursor != str(start)):
+        # Only the page offsets this agent gives ("-5" read the list's end).
+        raise errors.invalid_field("cursor", f"{cursor!r} is not a cursor this agent gave")
     found: dict[str, SessionInfo] = {}
     for session, folder in live:
         if root is None or folder == root:
@@ -81,5 +83,15 @@ def _info(session_id: str, root: Path, title: str, updated_at: float) -> Session
         session_id=session_id,
         cwd=str(root),
         title=title or None,
+        updated_at=datetime.fromtimestamp(updated_at, UTC).isoformat(),
+    )
+
+
+def info_update(title: str, updated_at: float) -> SessionInfoUpdate:
+    """The session's title (its first prompt's, as ``session/list`` shows
+    it) for the client's thread."""
+    return SessionInfoUpdate(
+        session_update="session_info_update",
+        title=title,
         updated_at=datetime.fromtimestamp(updated_at, UTC).isoformat(),
     )

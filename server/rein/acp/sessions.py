@@ -6,8 +6,9 @@ handler parses what the SDK validated, calls the session layer and converts
 the result; the sessions are the ones ``rein serve`` and ``rein run`` build
 (:mod:`rein.session`), hosted per workspace by :class:`~rein.acp.host.AcpHosts`:
 
-- ``session/new`` / ``session/load`` (replays the transcript before it
-  answers) / ``session/list`` (newest first, cursor pages);
+- ``session/new`` / ``session/list`` (newest first, cursor pages);
+  ``session/load`` (replays the transcript before it answers),
+  ``session/resume`` and ``session/fork`` are :mod:`rein.acp.opening`'s;
 - ``session/prompt``: one run, ``current_session`` set around it; the stop
   reason from :func:`rein.acp.prompts.stop_reason`;
 - ``session/cancel``: aborts the run (its prompt answers ``cancelled``),
@@ -15,7 +16,8 @@ the result; the sessions are the ones ``rein serve`` and ``rein run`` build
 - ``session/close``: cancels, then the session leaves memory
   (:mod:`rein.acp.closing`);
 - ``session/set_mode`` and ``session/set_config_option`` (mode, model);
-- ``_rein/steer`` and ``_rein/followUp``: steering and follow-ups, which
+- ``_rein/steer``, ``_rein/followUp`` and the isolated sessions' methods
+  (:mod:`rein.acp.extensions`): steering and follow-ups, which
   ACP v1 lacks.
 """
 
@@ -29,19 +31,22 @@ from typing import Any, cast
 
 import anyio
 import anyio.abc
-from acp import RequestError, helpers
+from acp import helpers
 from acp.schema import (
+    ConfigOptionUpdate,
+    ForkSessionResponse,
     ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
+    ResumeSessionResponse,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
-from rein.acp import errors
+from rein.acp import errors, extensions, opening
 from rein.acp.answering import Answering
-from rein.acp.commands import available_commands, command_prompt, prompt_of
+from rein.acp.commands import available_commands, prompt_of
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation
@@ -49,9 +54,8 @@ from rein.acp.live import Live, serve_session
 from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import stop_reason
-from rein.acp.replay import replay_session
 from rein.acp.session_options import session_options
-from rein.acp.session_pages import session_page
+from rein.acp.session_pages import info_update, session_page
 from rein.acp.updates import SessionUpdate
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
@@ -128,7 +132,7 @@ class AcpSessions:
         else:
             await self._send(session_id, helpers.update_agent_message_text(text))
 
-    async def _say_if_unsandboxed(self, session_id: str) -> None:
+    async def say_if_unsandboxed(self, session_id: str) -> None:
         """Once a session, after its ``session/new`` answer: a message when
         the model's commands should run sandboxed here and cannot (every
         command asks). Commands in the client's terminal ask anyway, and
@@ -150,7 +154,7 @@ class AcpSessions:
 
     # ------------------------------------------------------------ sessions
 
-    def _cwd(self, cwd: str) -> Path:
+    def checked_cwd(self, cwd: str) -> Path:
         path = Path(cwd)
         if not path.is_absolute():
             raise errors.invalid_field("cwd", f"{cwd!r} is not an absolute path")
@@ -158,7 +162,7 @@ class AcpSessions:
             raise errors.invalid_field("cwd", f"{cwd} is not an existing folder")
         return path.resolve()
 
-    def _serve(self, host: WorkspaceHost, session: Session) -> Live:
+    def serve(self, host: WorkspaceHost, session: Session) -> Live:
         """Stream ``session``'s events to the client from now on."""
         old = self.live.get(session.id)
         live = serve_session(
@@ -171,18 +175,18 @@ class AcpSessions:
         self.live[session.id] = live
         return live
 
-    def _live(self, session_id: str) -> Live:
+    def live_of(self, session_id: str) -> Live:
         live = self.live.get(session_id)
         if live is None:
             raise errors.unknown_session(session_id)
         return live
 
-    def _check_key(self) -> None:
+    def check_key(self) -> None:
         missing = self._missing_key()
         if missing is not None:
             raise errors.auth_required(missing)
 
-    async def _add_client_mcp(self, host: WorkspaceHost, servers: list[Any] | None) -> None:
+    async def add_client_mcp(self, host: WorkspaceHost, servers: list[Any] | None) -> None:
         specs = client_servers(servers, str(host.root))
         if specs:
             added = await host.mcp.add(specs)
@@ -191,10 +195,10 @@ class AcpSessions:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        root = self._cwd(cwd)
+        root = self.checked_cwd(cwd)
         options = session_options(kwargs.get("rein"))
         isolated = options.isolated
-        self._check_key()
+        self.check_key()
         client_servers(mcp_servers, str(root))  # refused before anything starts
         if isolated:
             if self.isolation is None:
@@ -204,10 +208,9 @@ class AcpSessions:
             host = await self.hosts.host(root)
             spec = SessionSpec(mode="agent", origin="acp", allow_hosts=options.allow_hosts)
             session = host.manager.new(spec)
-        await self._add_client_mcp(host, mcp_servers)
-        live = self._serve(host, session)
-        self._tg.start_soon(self._say_if_unsandboxed, session.id)
-        self._advertise(session.id, root)
+        await self.add_client_mcp(host, mcp_servers)
+        live = self.serve(host, session)
+        self.announce(session.id, root)
         return NewSessionResponse(
             field_meta={"rein": {"isolated": True, "worktree": str(host.root)}}
             if isolated
@@ -222,31 +225,30 @@ class AcpSessions:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        root = self._cwd(cwd)
-        self._check_key()
-        client_servers(mcp_servers, str(root))  # refused before anything starts
-        host = await self.hosts.host(root)
-        await self._add_client_mcp(host, mcp_servers)
-        live = self.live.get(session_id)
-        if live is not None and self._busy(live):
-            raise errors.busy(session_id)
-        await self._check_folder(host, session_id, live)
-        session = await host.manager.load(session_id)
-        if session is None:
-            raise errors.unknown_session(session_id)
-        live = self._serve(host, session)
-        for update in replay_session(session, host.root):
-            live.updates.say(update)
-        await live.updates.drain()
-        self._advertise(session_id, root)
-        return LoadSessionResponse(
-            modes=mode_state(session.mode),
-            config_options=config_options(
-                session.mode, self._model_name(live), self._configured_model()
-            ),
-        )
+        answer = await opening.open_stored(self, cwd, session_id, mcp_servers, replay=True)
+        return LoadSessionResponse(modes=answer.modes, config_options=answer.config_options)
 
-    def _advertise(self, session_id: str, root: Path) -> None:
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        return await opening.open_stored(self, cwd, session_id, mcp_servers, replay=False)
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        return await opening.fork(self, cwd, session_id, mcp_servers)
+
+    def options_of(self, live: Live, mode: str) -> list[Any]:
+        """The ``configOptions`` of a session answer: ``mode`` and its model."""
+        return config_options(mode, self._model_name(live), self._configured_model())
+
+    def announce(self, session_id: str, root: Path) -> None:
+        """A new session's messages, sent once its answer is on its way:
+        the sandbox that cannot run here (once), its slash commands."""
+        self._tg.start_soon(self.say_if_unsandboxed, session_id)
+        self.advertise(session_id, root)
+
+    def advertise(self, session_id: str, root: Path) -> None:
         """The session's slash commands, when it has any, sent once the
         response is on its way (a client learns of a session from it)."""
         update = available_commands(self.config, root)
@@ -261,22 +263,10 @@ class AcpSessions:
 
         self._tg.start_soon(send)
 
-    async def _check_folder(self, host: WorkspaceHost, session_id: str, live: Live | None) -> None:
-        """A session is loaded in the folder it works in, not another."""
-        folder: Path | None = live.host.root if live is not None else None
-        store = host.manager.store
-        if folder is None and store is not None:
-            record = await store.get_session(session_id)
-            folder = Path(record.workspace) if record is not None and record.workspace else None
-        if folder is not None and folder != host.root:
-            raise errors.invalid_field(
-                "cwd", f"session {session_id} works in {folder}, not in {host.root}"
-            )
-
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        root = self._cwd(cwd) if cwd is not None else None
+        root = self.checked_cwd(cwd) if cwd is not None else None
         served = [(live.session, live.host.root) for live in self.live.values()]
         managers = [host.manager for host in self.hosts.hosts.values()]
         return await session_page(served, managers, self.storage, root, cursor)
@@ -284,7 +274,7 @@ class AcpSessions:
     # ------------------------------------------------------------ the run
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
-        live = self._live(session_id)
+        live = self.live_of(session_id)
         text = prompt_of(self.config, live.host.root, prompt).text
         # Known before it waits: a session/cancel read while it waits for a
         # cancelled prompt's answer cancels it too.
@@ -295,14 +285,14 @@ class AcpSessions:
             waiting.append(answering)
             try:
                 if await earlier.cancelled_and_ended():
-                    live = self._live(session_id)  # the cancelled prompt answered
+                    live = self.live_of(session_id)  # the cancelled prompt answered
             finally:
                 waiting.remove(answering)
                 if not waiting:
                     del self.waiting[session_id]
         if session_id in self.closing:
             raise errors.unknown_session(session_id)
-        if self._busy(live):
+        if self.busy(live):
             raise errors.busy(session_id)
         # No await since the check: a session/cancel read after this
         # prompt finds it being answered, whatever it waits on.
@@ -313,7 +303,7 @@ class AcpSessions:
             del self.answering[session_id]
             answering.answered.set()
 
-    def _busy(self, live: Live) -> bool:
+    def busy(self, live: Live) -> bool:
         """A prompt of the session is being answered, or its run runs."""
         session_id = live.session.id
         return (
@@ -348,8 +338,10 @@ class AcpSessions:
             off()
             current_session.reset(token)
         store = live.host.manager.store
-        if untitled and store is not None:  # session/list shows it by its first prompt
-            await store.set_title(session_id, live.session.title)
+        if untitled and live.session.title:  # session/list shows it by its first prompt
+            if store is not None:
+                await store.set_title(session_id, live.session.title)
+            live.updates.say(info_update(live.session.title, live.session.updated_at))
         reason = stop_reason(result, live.session.agent.messages)
         answer = result.text.strip()
         if (
@@ -401,18 +393,24 @@ class AcpSessions:
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        live = self._live(session_id)
+        live = self.live_of(session_id)
         await self._choose_mode(live, mode_id, "modeId")
         return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
-        live = self._live(session_id)
+        live = self.live_of(session_id)
+        if config_id not in ("mode", "model"):
+            raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
+        if isinstance(value, bool):
+            raise errors.invalid_field(
+                "value", f"{config_id!r} is a select option (a string), not a boolean"
+            )
         if config_id == "mode":
-            live = await self._choose_mode(live, str(value), "value")
-        elif config_id == "model":
-            if not isinstance(value, str) or not value.strip():
+            live = await self._choose_mode(live, value, "value")
+        else:
+            if not value.strip():
                 raise errors.invalid_field("value", "the model is a non-empty name")
             try:
                 model = self.model_factory(self.config.model.model_copy(update={"model": value}))
@@ -420,8 +418,6 @@ class AcpSessions:
                 raise errors.invalid_field("value", str(exc)) from exc
             set_model(live.session, model)
             live.model = value
-        else:
-            raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
         mode = live.pending_mode or live.session.mode
         return SetSessionConfigOptionResponse(
             config_options=config_options(mode, self._model_name(live), self._configured_model())
@@ -439,11 +435,16 @@ class AcpSessions:
                 field_name, f"{mode_id!r} is not one of: agent, plan, explain"
             )
         mode = cast(Mode, mode_id)  # one of MODE_IDS, checked above
-        if self._busy(live):
+        if self.busy(live):
             live.pending_mode = mode  # from the next prompt
         else:
             live = await self._switch_mode(live, mode)
+        # Both views of the mode: the modes' and the config options'.
         live.updates.say(helpers.update_current_mode(mode))
+        options = self.options_of(live, mode)
+        live.updates.say(
+            ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+        )
         await live.updates.drain()
         return live
 
@@ -471,7 +472,7 @@ class AcpSessions:
         if stored and manager.store is not None:
             await manager.store.set_mode(old.id, mode)
             await manager.store.replace_all(old.id, memory_key(mode), messages)
-        renewed = self._serve(live.host, session)
+        renewed = self.serve(live.host, session)
         if live.model is not None:
             set_model(
                 session,
@@ -482,55 +483,7 @@ class AcpSessions:
     # ------------------------------------------------------------ extensions
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "rein/applyIsolated":
-            return await self._apply_isolated(params)
-        if method == "rein/isolatedHunks" and self.isolation is not None:
-            hunks_of = params.get("sessionId")
-            live = self.live.get(hunks_of) if isinstance(hunks_of, str) else None
-            if isinstance(hunks_of, str) and live is not None and live.session.busy:
-                raise errors.busy(hunks_of)
-            return await self.isolation.hunks(hunks_of, live.session if live is not None else None)
-        if method not in ("rein/steer", "rein/followUp"):
-            raise RequestError.method_not_found(f"_{method}")
-        session_id = params.get("sessionId")
-        text = params.get("text")
-        if not isinstance(session_id, str) or not session_id:
-            raise errors.invalid_field("sessionId", "a session id (string) is required")
-        if not isinstance(text, str) or not text.strip():
-            raise errors.invalid_field("text", "a non-empty text is required")
-        live = self._live(session_id)
-        # A /name command is expanded as session/prompt expands it.
-        text = command_prompt(self.config, live.host.root, text, "text").text
-        if not live.session.busy:
-            raise errors.no_active_run(session_id, f"_{method}")
-        if method == "rein/steer":
-            live.session.agent.steer(text)
-            return {"delivered": True}
-        live.session.agent.follow_up(text)
-        return {"queued": True}
-
-    async def _apply_isolated(self, params: dict[str, Any]) -> dict[str, Any]:
-        session_id = params.get("sessionId")
-        if not isinstance(session_id, str) or self.isolation is None:
-            raise errors.invalid_field("sessionId", "an isolated session's id is required")
-        live = self.live.get(session_id)
-        if live is not None and live.session.busy:
-            raise errors.busy(session_id)
-        into = None
-        if "intoSessionId" in params:
-            into_id = params["intoSessionId"]
-            found = self.live.get(into_id) if isinstance(into_id, str) else None
-            into = await self.isolation.into(
-                session_id, into_id, found.session if found is not None else None
-            )
-        result = await self.isolation.bring_back(
-            session_id, params, live.session if live is not None else None, into
-        )
-        if session_id not in self.isolation.records and live is not None:
-            live.unsubscribe()  # its copy is gone: the session is over
-            live.updates.close()
-            del self.live[session_id]
-        return result
+        return await extensions.ext_method(self, method, params)
 
     # ------------------------------------------------------------ the end
 

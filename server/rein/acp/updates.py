@@ -40,12 +40,14 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    ConfigOptionUpdate,
     ContentToolCallContent,
     Cost,
     CurrentModeUpdate,
     FileEditToolCallContent,
     PlanEntry,
     PlanEntryStatus,
+    SessionInfoUpdate,
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
@@ -74,6 +76,8 @@ SessionUpdate = (
     | AgentPlanUpdate
     | CurrentModeUpdate
     | UsageUpdate
+    | SessionInfoUpdate
+    | ConfigOptionUpdate
 )
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
@@ -239,9 +243,10 @@ class UpdateMapper:
         locations = []
         if path and event.name != "run_command":
             line = args.get("offset") if event.name == "read_file" else None
-            locations.append(
-                ToolCallLocation(path=self._abs(path), line=line if isinstance(line, int) else None)
-            )
+            # The model's own argument: a line only when it is one (ACP's
+            # lines are 1-based: 0 went out as a line, ``true`` as line 1).
+            usable = isinstance(line, int) and not isinstance(line, bool) and line >= 1
+            locations.append(ToolCallLocation(path=self._abs(path), line=line if usable else None))
         if event.name in _EDITS and path:
             self._before[event.tool_call_id] = (path, self._text_now(path))
             self._unwitnessed.setdefault(path, []).append(event.tool_call_id)

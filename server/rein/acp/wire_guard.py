@@ -13,8 +13,27 @@ or whose method is not a string (with its id when that is valid), or that
 has neither a method nor a result or an error (the SDK took it for the
 answer to a request it never sent and dropped it, so the client heard
 nothing). The SDK sees only such objects (and blank lines, which it skips).
-A ``$/cancel_request`` notification (optional in ACP v1; Rein cancels
-prompts with ``session/cancel``) is left out, logged in one line.
+A notification is never answered, so the SDK logged a traceback for each
+one it could not route or read (an unknown method, ``session/cancel``
+without a string ``sessionId``): one a client sends on every keystroke
+flooded the log. Such a notification is left out here, logged in one line:
+one whose method is neither ``session/cancel`` nor an extension (``_``...:
+the agent's ``ext_notification``), ``$/cancel_request`` among them (optional
+in ACP v1; Rein cancels prompts with ``session/cancel``), and a
+``session/cancel`` whose params are not ``{sessionId: string}``.
+
+The SDK passes the keys of a request's ``_meta`` to the handler as
+arguments, over the request's own fields: ``_meta: {"session_id": X}``
+sent a prompt to session X, ``_meta: {"prompt": 5}`` failed it with an
+internal error, ``_meta: {"cwd": ...}`` replaced ``cwd``. ``_meta`` is
+metadata that must not change what a request means, and Rein reads only
+its ``rein`` key (``session/new``'s options): every other key of the
+``_meta`` of a protocol method (not an extension's, whose params the agent
+gets whole) is left out before the SDK reads the message. A protocol
+request without params gets ``{}`` (the SDK's refusal named no field, and
+``session/list`` needs none); ``session/cancel`` sent as a request (with an
+id) is refused with -32600 saying it is a notification (the SDK answered
+Method not found).
 """
 
 from __future__ import annotations
@@ -30,6 +49,14 @@ __all__ = ["GuardedReader", "problem_answer"]
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 CANCEL_REQUEST = "$/cancel_request"
+#: The notification the SDK routes to the agent, besides the extensions.
+SESSION_CANCEL = "session/cancel"
+#: What a client sends only as a notification: with an id, it is refused.
+NOTIFICATIONS = frozenset({SESSION_CANCEL})
+#: How much of a left-out notification's params its log line shows.
+LOGGED_PARAMS = 200
+#: The one key of a request's ``_meta`` Rein reads (its session options).
+META_KEY = "rein"
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +64,15 @@ log = logging.getLogger(__name__)
 def problem_answer(line: bytes) -> bytes | None:
     """The error response for ``line`` when it is not a JSON object (None
     when it is one, or blank)."""
+    return _verdict(line)[0]
+
+
+def _verdict(line: bytes) -> tuple[bytes | None, dict[str, Any] | None]:
+    """The error response for ``line``, or the message it holds (None for
+    a blank line)."""
     text = line.strip()
     if not text:
-        return None
+        return None, None
     try:
         message = json.loads(text)
     except ValueError as exc:
@@ -51,33 +84,83 @@ def problem_answer(line: bytes) -> bytes | None:
         elif "id" in message and not _valid_id(message["id"]):
             code, why = INVALID_REQUEST, "Invalid Request: an id is a string, a number or null"
         elif "method" in message and not isinstance(message["method"], str):
-            return _error(
+            reply = _error(
                 message.get("id"), INVALID_REQUEST, "Invalid Request: a method is a string"
             )
+            return reply, None
+        elif message.get("method") in NOTIFICATIONS and "id" in message:
+            reply = _error(
+                message["id"],
+                INVALID_REQUEST,
+                f"Invalid Request: {message['method']} is a notification: send it without an id",
+            )
+            return reply, None
         elif not {"method", "result", "error"} & message.keys():
-            return _error(
+            reply = _error(
                 message.get("id"),
                 INVALID_REQUEST,
                 "Invalid Request: a message has a method (a request or a notification) "
                 "or a result or an error (a response)",
             )
+            return reply, None
         else:
-            return None
-    return _error(None, code, why)
+            return None, message
+    return _error(None, code, why), None
 
 
-def _ignored(line: bytes) -> bool:
-    """``$/cancel_request``, the protocol's optional cancel of one request,
-    which Rein does not implement (``session/cancel`` cancels a prompt): left
-    out with a line in the log (the SDK took it for an unknown method and
-    logged a traceback)."""
-    if CANCEL_REQUEST.encode() not in line:
-        return False
-    message = json.loads(line)
-    if message.get("method") != CANCEL_REQUEST or "id" in message:
-        return False
-    log.info("ignored %s %s (use session/cancel)", CANCEL_REQUEST, message.get("params"))
+def _ignored(message: dict[str, Any]) -> bool:
+    """A notification the SDK cannot route or read: left out with a line in
+    the log (the SDK logged a traceback for each)."""
+    if "id" in message or "method" not in message:
+        return False  # a request (the SDK answers it) or a response
+    method, params = message["method"], message.get("params")
+    if method.startswith("_"):
+        return False  # an extension: the agent's ext_notification
+    if method == SESSION_CANCEL:
+        if isinstance(params, dict) and isinstance(params.get("sessionId"), str):
+            return False
+        log.warning(
+            "ignored %s: its params are not {sessionId: string}: %.*s",
+            method,
+            LOGGED_PARAMS,
+            json.dumps(params),
+        )
+        return True
+    hint = " (use session/cancel)" if method == CANCEL_REQUEST else ""
+    log.info(
+        "ignored notification %s%s: not a method rein acp handles; params %.*s",
+        method,
+        hint,
+        LOGGED_PARAMS,
+        json.dumps(params),
+    )
     return True
+
+
+def _for_the_sdk(line: bytes, message: dict[str, Any]) -> bytes:
+    """``line``, or the message again as the SDK should read it: a
+    protocol request without params (JSON-RPC lets a client leave them
+    out) with ``{}`` (the SDK refused it without naming a field, also
+    ``session/list``, whose params are all optional), and without the keys
+    of its params' ``_meta`` but ``rein``, which the SDK would pass as the
+    handler's arguments (over the request's own fields)."""
+    method, params = message.get("method"), message.get("params")
+    if not isinstance(method, str) or method.startswith("_"):
+        return line
+    if params is None and "id" in message:
+        params = {}
+    elif not isinstance(params, dict):
+        return line
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and not set(meta) <= {META_KEY}:
+        kept = {key: value for key, value in meta.items() if key == META_KEY}
+        log.debug("%s: _meta keys left out: %s", method, ", ".join(sorted(set(meta) - {META_KEY})))
+        params = {**params, "_meta": kept}
+        if not kept:
+            del params["_meta"]
+    elif params is message.get("params"):
+        return line
+    return json.dumps({**message, "params": params}).encode() + b"\n"
 
 
 def _valid_id(value: object) -> bool:
@@ -115,18 +198,23 @@ class GuardedReader(asyncio.StreamReader):
             try:
                 line = await self._whole_line(separator)
             except asyncio.IncompleteReadError as exc:  # the last line, without its newline
-                reply = problem_answer(exc.partial)
+                reply, message = _verdict(exc.partial)
                 if reply is not None:
                     self._answer(reply)
-                if exc.partial and reply is None:
-                    raise  # the SDK takes the last message; the end comes next
+                if message is not None and not _ignored(message):
+                    # The SDK takes the last message; the end comes next.
+                    raise asyncio.IncompleteReadError(
+                        _for_the_sdk(exc.partial, message), None
+                    ) from None
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
-            reply = problem_answer(line)
-            if reply is None and _ignored(line):
+            reply, message = _verdict(line)
+            if message is not None and _ignored(message):
                 continue
+            if message is not None:
+                return _for_the_sdk(line, message)
             if reply is None:
-                return line
+                return line  # blank: the SDK skips it
             self._answer(reply)
 
     async def readexactly(self, n: int) -> bytes:
