@@ -243,7 +243,11 @@ def build_session(
         navigator=navigator,
     )
     instructions = bootstrap.project_instructions(
-        ports.root, settings.deny_globs, settings.instruction_files, user_home(config)
+        ports.root,
+        settings.deny_globs,
+        settings.instruction_files,
+        user_home(config),
+        settings.secret_files,
     )
     if (
         mode != "explain"

@@ -1,0 +1,149 @@
+"""Secret files: what no tool shows the model (``tools.secretFiles``).
+
+A project's ``.env``, an ``.npmrc`` or ``.pypirc`` holding a registry token,
+``.netrc``, ``.git-credentials``, private keys (``id_rsa``, ``*.pem``,
+``*.key``), cloud credentials (``credentials.json``, ``.aws/credentials``,
+``.docker/config.json``), ``secrets.yaml``: a person expects none of it to
+reach a model request or the session store. Every path by which a tool or
+the session's set-up reads a workspace file refuses these, with a result the
+model can read (:func:`secret_refusal`): ``read_file``, ``grep`` (the files
+are skipped, a search of one is refused), a CLAUDE.md's ``@import``, an
+instruction file, an attachment the person sends, and the ``@file`` a slash
+command names. Listings (``list_dir``, ``glob``) name such a file, marked
+secret, and never show what it holds. ``edit_file`` refuses them (its diff
+and its "not found" hints would show the file's text); ``write_file``,
+``delete_file`` and ``move_file`` ask the person every time.
+
+The globs match as :func:`rein.tools._globs.match_path` does (a name at any
+depth, a folder's glob covers what is inside it, case ignored); a glob
+starting with ``!`` is an exception (``!.env.example``: a template holds
+no secret). :class:`SecretFiles` is the list in force: the person's own
+(``tools.secretFiles``, the defaults when unset; ``[]`` turns it off) and
+what a workspace's settings add (``tools.workspaceSecretFiles``, which the
+editor extension fills from the workspace's and folders' values of
+``rein.tools.secretFiles``). A workspace only adds: its exceptions (``!``)
+are refused by the setting's validation, so an untrusted workspace never
+unlocks a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rein.harness.errors import ToolError
+from rein.tools._globs import match_path
+
+__all__ = [
+    "DEFAULT_SECRET_FILES",
+    "DEFAULT_SECRET_RULES",
+    "NO_SECRET_FILES",
+    "SETTING",
+    "SecretFileError",
+    "SecretFiles",
+    "secret_note",
+    "secret_refusal",
+]
+
+#: The setting's name, as the messages say it.
+SETTING = "tools.secretFiles"
+
+#: The default list: credentials people keep in a project, and the
+#: templates of ``.env`` that are not secrets.
+DEFAULT_SECRET_FILES: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "!.env.example",
+    "!.env.sample",
+    "!.env.template",
+    ".envrc",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".htpasswd",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "credentials.json",
+    "service-account*.json",
+    ".aws/credentials",
+    ".docker/config.json",
+    ".kube/config",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.json",
+    "secrets.toml",
+    ".streamlit/secrets.toml",
+    "*.tfvars",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFiles:
+    """The secret-file globs in force: ``globs`` (the person's, with ``!``
+    exceptions) and ``added`` (a workspace's, plain globs only)."""
+
+    globs: tuple[str, ...] = DEFAULT_SECRET_FILES
+    added: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, globs: Iterable[str], added: Iterable[str] = ()) -> SecretFiles:
+        return cls(tuple(globs), tuple(g for g in added if not g.startswith("!")))
+
+    def matched_by(self, *paths: str) -> str | None:
+        """The glob that makes one of ``paths`` (workspace-relative POSIX
+        paths: as written, and where a symlink leads) a secret file, or None.
+        An exception (``!glob``) of the person's list lets a path go unless
+        a workspace's glob names it."""
+        candidates = [p for p in dict.fromkeys(paths) if p and p != "."]
+        if not candidates:
+            return None
+        for glob in self.added:
+            if any(match_path(glob, path) for path in candidates):
+                return glob
+        exceptions = [g[1:] for g in self.globs if g.startswith("!")]
+        for glob in self.globs:
+            if glob.startswith("!"):
+                continue
+            for path in candidates:
+                if match_path(glob, path) and not any(match_path(e, path) for e in exceptions):
+                    return glob
+        return None
+
+    def __bool__(self) -> bool:
+        return any(not g.startswith("!") for g in (*self.globs, *self.added))
+
+
+#: The default list in force (nothing added by a workspace).
+DEFAULT_SECRET_RULES = SecretFiles()
+#: No secret files (``tools.secretFiles: []`` and nothing added).
+NO_SECRET_FILES = SecretFiles((), ())
+
+
+class SecretFileError(ToolError):
+    """A tool was asked for a secret file's content (the model reads why)."""
+
+
+def secret_refusal(rel: str, glob: str) -> str:
+    """What a tool answers for a secret file: the model reads it."""
+    return (
+        f"{rel} is a secret file ({SETTING}: {glob!r}); its content is not shown to you. "
+        "If you need something from it, ask the person (for example which variable names "
+        "it defines)."
+    )
+
+
+def secret_note(name: str, glob: str) -> str:
+    """The note of a set-up read (an import, an instruction file) that left
+    out a secret file."""
+    return f"{name} was not read: it is a secret file ({SETTING}: {glob!r})."
