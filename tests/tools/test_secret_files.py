@@ -26,6 +26,7 @@ from rein.tools import (
     RunCommandTool,
     WriteFileTool,
 )
+from rein.tools._globs import match_path
 from rein.tools.bootstrap import find_instructions, instructions_text
 from rein.tools.secret_files import NO_SECRET_FILES, SecretFiles, named_in_command
 from rein.tools.settings import ApprovalSettings, GrepBackend, ToolOptions, ToolSettings
@@ -245,3 +246,37 @@ def test_a_path_outside_the_workspace_is_left_to_the_os_sandbox() -> None:
     assert named_in_command("source /w/sub/.env && pytest", rules, "/w") == ("sub/.env", ".env")
     assert named_in_command("cp .env.example .env", rules, "/w") == (".env", ".env")
     assert named_in_command("cat .env", NO_SECRET_FILES, "/w") is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".env",
+        "a/b/.ENV.Production",
+        ".env.example",
+        "x/.env.sample",
+        "id_rsa.pub",
+        "keys/id_rsa",
+        "infra/.aws/credentials",
+        ".aws/config",
+        ".aws/credentials/old",  # a folder the glob names covers what is inside it
+        "svc/service-account-prod.json",
+        "terraform/prod.tfvars",
+        "src/secrets.py",
+        "notes.md",
+    ],
+)
+def test_the_combined_match_agrees_with_each_glob(path: str) -> None:
+    rules = SecretFiles()
+    exceptions = [g[1:] for g in rules.globs if g.startswith("!")]
+    naive = next(
+        (
+            g
+            for g in rules.globs
+            if not g.startswith("!")
+            and match_path(g, path)
+            and not any(match_path(e, path) for e in exceptions)
+        ),
+        None,
+    )
+    assert rules.matched_by(path) == naive

@@ -129,12 +129,15 @@ class _Filter:
         verdict = self._seen.get(path)
         if verdict is None:
             verdict = (
-                (self.glob is None or bool(self.glob.match(path)))
-                and (self.sandbox.denied_by(path) is None)
-                and (self.sandbox.secret_by(path) is None)
-                and not self.workspace.skipped(path, below=self.base)
-                and self.sandbox.links(path) <= 1
-            )
+                self.glob is None or bool(self.glob.match(path))
+            ) and not self.workspace.skipped(path, below=self.base)
+            if verdict:
+                real = self.sandbox.real_relative(path)  # once for both checks
+                verdict = (
+                    self.sandbox.denied_by(path, real) is None
+                    and self.sandbox.secret_by(path, real) is None
+                    and self.sandbox.links(path) <= 1
+                )
             self._seen[path] = verdict
         return verdict
 

@@ -172,22 +172,25 @@ class Sandbox:
     def abspath(self, rel: str) -> str:
         return self.root if rel == "." else os.path.join(self.root, *rel.split("/"))
 
-    def denied_by(self, rel: str) -> str | None:
-        """The deny glob that covers ``rel`` (or its symlink target), if any."""
+    def denied_by(self, rel: str, real: str | None = None) -> str | None:
+        """The deny glob that covers ``rel`` (or its symlink target, ``real``
+        when the caller knows it), if any."""
         if rel == ".":
             return None
-        candidates = {rel, self.real_relative(rel)}
+        candidates = {rel, real if real is not None else self.real_relative(rel)}
         for glob in self.deny_globs:
             if any(match_path(glob, candidate) for candidate in candidates):
                 return glob
         return None
 
-    def secret_by(self, rel: str) -> str | None:
+    def secret_by(self, rel: str, real: str | None = None) -> str | None:
         """The ``tools.secretFiles`` glob that makes ``rel`` (or its symlink
-        target) a secret file, if any."""
+        target, ``real`` when the caller knows it) a secret file, if any."""
         if rel == "." or not self.secret_files:
             return None
-        return self.secret_files.matched_by(rel, self.real_relative(rel))
+        return self.secret_files.matched_by(
+            rel, real if real is not None else self.real_relative(rel)
+        )
 
     def check_not_secret(self, rel: str) -> None:
         """Raise :class:`SecretFileError` (the model reads it) for a secret file."""

@@ -31,9 +31,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rein.harness.errors import ToolError
-from rein.tools._globs import match_path
+from rein.tools._globs import glob_regex, match_path
 
 __all__ = [
     "DEFAULT_SECRET_FILES",
@@ -110,20 +111,69 @@ class SecretFiles:
         candidates = [p for p in dict.fromkeys(paths) if p and p != "."]
         if not candidates:
             return None
-        for glob in self.added:
-            if any(match_path(glob, path) for path in candidates):
-                return glob
-        exceptions = [g[1:] for g in self.globs if g.startswith("!")]
-        for glob in self.globs:
-            if glob.startswith("!"):
+        added, positive, exceptions = _compiled(self.globs, self.added)
+        # One combined regex per kind answers the common case (no match);
+        # the glob to name is looked for only when there is one.
+        for path in candidates:
+            if _matches(added, path):
+                return next(g for g in self.added if match_path(g, path))
+        for path in candidates:
+            if not _matches(positive, path) or _matches(exceptions, path):
                 continue
-            for path in candidates:
-                if match_path(glob, path) and not any(match_path(e, path) for e in exceptions):
-                    return glob
+            return next(g for g in self.globs if not g.startswith("!") and match_path(g, path))
         return None
 
     def __bool__(self) -> bool:
         return any(not g.startswith("!") for g in (*self.globs, *self.added))
+
+
+#: A glob's regexes: one for the globs that name a file or folder at any
+#: depth (matched against each part of a path), one for the others
+#: (anchored with ``/``, or holding a ``/``: matched as match_path does).
+_Regexes = tuple[re.Pattern[str] | None, re.Pattern[str] | None]
+
+
+def _any_of(globs: Iterable[str]) -> _Regexes:
+    """Regexes matching what any of ``globs`` matches, as
+    :func:`~rein.tools._globs.match_path` matches one path."""
+    names: list[str] = []
+    others: list[str] = []
+    for glob in globs:
+        anchored = glob.startswith("/")
+        inner = glob.strip("/")
+        if not anchored and "/" not in inner and "**" not in inner:
+            names.append(glob_regex(inner, anchored=True, ignore_case=True).pattern)
+        else:
+            others.append(glob_regex(inner, anchored=anchored, ignore_case=True).pattern)
+    flags = re.DOTALL | re.IGNORECASE
+    return (
+        re.compile("|".join(f"(?:{p})" for p in names), flags) if names else None,
+        re.compile("|".join(f"(?:{p})" for p in others), flags) if others else None,
+    )
+
+
+@lru_cache(maxsize=64)
+def _compiled(
+    globs: tuple[str, ...], added: tuple[str, ...]
+) -> tuple[_Regexes, _Regexes, _Regexes]:
+    """The added, the person's and the exceptions' regexes of a list."""
+    return (
+        _any_of(added),
+        _any_of(g for g in globs if not g.startswith("!")),
+        _any_of(g[1:] for g in globs if g.startswith("!")),
+    )
+
+
+def _matches(regexes: _Regexes, path: str) -> bool:
+    """``path`` or one of its parent folders matches (a folder's glob
+    covers what is inside it)."""
+    names, others = regexes
+    parts = path.split("/")
+    if names is not None and any(names.match(part) for part in parts):
+        return True
+    if others is None:
+        return False
+    return any(others.match("/".join(parts[:end])) for end in range(len(parts), 0, -1))
 
 
 #: The default list in force (nothing added by a workspace).
