@@ -26,9 +26,14 @@ from rein.tools import (
     RunCommandTool,
     WriteFileTool,
 )
-from rein.tools._globs import match_path
 from rein.tools.bootstrap import find_instructions, instructions_text
-from rein.tools.secret_files import NO_SECRET_FILES, SecretFiles, named_in_command
+from rein.tools.secret_files import (
+    DEFAULT_SECRET_FILES,
+    NO_SECRET_FILES,
+    SecretFiles,
+    glob_matches,
+    named_in_command,
+)
 from rein.tools.settings import ApprovalSettings, GrepBackend, ToolOptions, ToolSettings
 from tests.fakes.approvals import FakeApprover
 from tests.fakes.tools import ToolCallRecorder
@@ -259,24 +264,39 @@ def test_a_path_outside_the_workspace_is_left_to_the_os_sandbox() -> None:
         "keys/id_rsa",
         "infra/.aws/credentials",
         ".aws/config",
-        ".aws/credentials/old",  # a folder the glob names covers what is inside it
+        ".aws/credentials/old",
+        ".env/lib/python3.12/site-packages/x.py",  # a virtual environment named .env
         "svc/service-account-prod.json",
         "terraform/prod.tfvars",
         "src/secrets.py",
         "notes.md",
+        "a/vault/b.txt",
+        "top/x",
+        "sub/top/x",
+        "q/deploy/a.cfg",
     ],
 )
 def test_the_combined_match_agrees_with_each_glob(path: str) -> None:
-    rules = SecretFiles()
+    rules = SecretFiles((*DEFAULT_SECRET_FILES, "vault/", "/top/**", "deploy/*.cfg"))
     exceptions = [g[1:] for g in rules.globs if g.startswith("!")]
     naive = next(
         (
             g
             for g in rules.globs
             if not g.startswith("!")
-            and match_path(g, path)
-            and not any(match_path(e, path) for e in exceptions)
+            and glob_matches(g, path)
+            and not any(glob_matches(e, path) for e in exceptions)
         ),
         None,
     )
     assert rules.matched_by(path) == naive
+
+
+def test_a_glob_names_files_and_a_folder_glob_its_files() -> None:
+    rules = SecretFiles(("vault/", "/top/**", "deploy/*.cfg", ".env"))
+    assert rules.matched_by("a/vault/x/y.txt") == "vault/"
+    assert rules.matched_by("top/k.txt") == "/top/**"
+    assert rules.matched_by("sub/top/k.txt") is None  # anchored at the root
+    assert rules.matched_by("x/deploy/prod.cfg") == "deploy/*.cfg"
+    assert rules.matched_by(".env/bin/python") is None  # a folder named .env is no secret
+    assert rules.matched_by("vault") is None

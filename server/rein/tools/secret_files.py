@@ -14,8 +14,10 @@ secret, and never show what it holds. ``edit_file`` refuses them (its diff
 and its "not found" hints would show the file's text); ``write_file``,
 ``delete_file`` and ``move_file`` ask the person every time.
 
-The globs match as :func:`rein.tools._globs.match_path` does (a name at any
-depth, a folder's glob covers what is inside it, case ignored); a glob
+A glob names files (:func:`glob_matches`): a name at any depth unless it
+starts with ``/``, case ignored, ``dir/`` or ``dir/**`` for a folder's
+files; unlike ``approval.denyGlobs`` a glob does not cover a folder of that
+name (a virtual environment called ``.env`` is not a secret). A glob
 starting with ``!`` is an exception (``!.env.example``: a template holds
 no secret). :class:`SecretFiles` is the list in force: the person's own
 (``tools.secretFiles``, the defaults when unset; ``[]`` turns it off) and
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rein.harness.errors import ToolError
-from rein.tools._globs import glob_regex, match_path
+from rein.tools._globs import glob_regex
 
 __all__ = [
     "DEFAULT_SECRET_FILES",
@@ -43,6 +45,7 @@ __all__ = [
     "SETTING",
     "SecretFileError",
     "SecretFiles",
+    "glob_matches",
     "named_in_command",
     "secret_note",
     "secret_refusal",
@@ -116,35 +119,47 @@ class SecretFiles:
         # the glob to name is looked for only when there is one.
         for path in candidates:
             if _matches(added, path):
-                return next(g for g in self.added if match_path(g, path))
+                return next(g for g in self.added if glob_matches(g, path))
         for path in candidates:
             if not _matches(positive, path) or _matches(exceptions, path):
                 continue
-            return next(g for g in self.globs if not g.startswith("!") and match_path(g, path))
+            return next(g for g in self.globs if not g.startswith("!") and glob_matches(g, path))
         return None
 
     def __bool__(self) -> bool:
         return any(not g.startswith("!") for g in (*self.globs, *self.added))
 
 
-#: A glob's regexes: one for the globs that name a file or folder at any
-#: depth (matched against each part of a path), one for the others
-#: (anchored with ``/``, or holding a ``/``: matched as match_path does).
+def _regex(glob: str) -> re.Pattern[str]:
+    """One glob's regex over a whole workspace-relative path: a name at any
+    depth unless it starts with ``/``; ``dir/`` stands for ``dir/**``."""
+    inner = glob.strip("/") + ("/**" if glob.endswith("/") else "")
+    return glob_regex(inner, anchored=glob.startswith("/"), ignore_case=True)
+
+
+def glob_matches(glob: str, path: str) -> bool:
+    """Whether ``glob`` (no ``!``) names the file ``path``. Unlike
+    ``approval.denyGlobs`` a glob names files, not the folders above them:
+    ``.env`` is not a virtual environment's folder of that name and what
+    it holds; ``secrets/`` (or ``secrets/**``) names a folder's files."""
+    return _regex(glob).match(path) is not None
+
+
+#: A list's regexes: one for the globs that name a file at any depth by
+#: its name alone (matched against a path's last part), one for the others
+#: (anchored with ``/``, or holding a ``/`` or ``**``: the whole path).
 _Regexes = tuple[re.Pattern[str] | None, re.Pattern[str] | None]
 
 
 def _any_of(globs: Iterable[str]) -> _Regexes:
-    """Regexes matching what any of ``globs`` matches, as
-    :func:`~rein.tools._globs.match_path` matches one path."""
+    """Regexes matching what any of ``globs`` matches (:func:`glob_matches`)."""
     names: list[str] = []
     others: list[str] = []
     for glob in globs:
-        anchored = glob.startswith("/")
-        inner = glob.strip("/")
-        if not anchored and "/" not in inner and "**" not in inner:
-            names.append(glob_regex(inner, anchored=True, ignore_case=True).pattern)
+        if not glob.startswith("/") and "/" not in glob and "**" not in glob:
+            names.append(glob_regex(glob, anchored=True, ignore_case=True).pattern)
         else:
-            others.append(glob_regex(inner, anchored=anchored, ignore_case=True).pattern)
+            others.append(_regex(glob).pattern)
     flags = re.DOTALL | re.IGNORECASE
     return (
         re.compile("|".join(f"(?:{p})" for p in names), flags) if names else None,
@@ -165,15 +180,10 @@ def _compiled(
 
 
 def _matches(regexes: _Regexes, path: str) -> bool:
-    """``path`` or one of its parent folders matches (a folder's glob
-    covers what is inside it)."""
     names, others = regexes
-    parts = path.split("/")
-    if names is not None and any(names.match(part) for part in parts):
+    if names is not None and names.match(path.rpartition("/")[2]):
         return True
-    if others is None:
-        return False
-    return any(others.match("/".join(parts[:end])) for end in range(len(parts), 0, -1))
+    return others is not None and others.match(path) is not None
 
 
 #: The default list in force (nothing added by a workspace).
