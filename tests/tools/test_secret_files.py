@@ -8,6 +8,7 @@ tests/lsp/test_attachments.py (``secret-file``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -300,3 +301,11 @@ def test_a_glob_names_files_and_a_folder_glob_its_files() -> None:
     assert rules.matched_by("x/deploy/prod.cfg") == "deploy/*.cfg"
     assert rules.matched_by(".env/bin/python") is None  # a folder named .env is no secret
     assert rules.matched_by("vault") is None
+
+
+def test_the_extensions_default_is_the_servers() -> None:
+    manifest = Path(__file__).resolve().parents[2] / "vscode-client" / "package.json"
+    properties = json.loads(manifest.read_text(encoding="utf-8"))["contributes"]["configuration"]
+    setting = properties["properties"]["rein.tools.secretFiles"]
+    assert tuple(setting["default"]) == DEFAULT_SECRET_FILES
+    assert "scope" not in setting, "a workspace may add (the extension sends its values apart)"
