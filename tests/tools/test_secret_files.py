@@ -27,7 +27,7 @@ from rein.tools import (
     RunCommandTool,
     WriteFileTool,
 )
-from rein.tools.bootstrap import find_instructions, instructions_text
+from rein.tools.bootstrap import bootstrap_message, find_instructions, instructions_text
 from rein.tools.secret_files import (
     DEFAULT_SECRET_FILES,
     NO_SECRET_FILES,
@@ -309,3 +309,16 @@ def test_the_extensions_default_is_the_servers() -> None:
     setting = properties["properties"]["rein.tools.secretFiles"]
     assert tuple(setting["default"]) == DEFAULT_SECRET_FILES
     assert "scope" not in setting, "a workspace may add (the extension sends its values apart)"
+
+
+def test_the_bootstrap_context_follows_the_persons_list(
+    root: Path, write_files: WriteFiles
+) -> None:
+    write_files({"CLAUDE.md": "See @notes.txt\n", "notes.txt": f"key {TOKEN}\n"})
+    shown = bootstrap_message(root, include_instructions=True)
+    assert TOKEN in shown
+    hidden = bootstrap_message(
+        root, include_instructions=True, secret_files=SecretFiles(("notes.txt",))
+    )
+    assert TOKEN not in hidden
+    assert "notes.txt was not read: it is a secret file (tools.secretFiles: 'notes.txt')" in hidden

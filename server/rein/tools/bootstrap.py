@@ -392,6 +392,7 @@ def bootstrap_message(
     max_entries: int = 200,
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
     files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
 ) -> str:
     """Context prepended to the first user message of a session."""
     parts = [
@@ -399,7 +400,7 @@ def bootstrap_message(
         f'<workspace root="{Path(root).resolve()}">\n'
         f"{workspace_summary(root, max_entries)}\n</workspace>",
     ]
-    found = find_instructions(root, files, deny_globs)
+    found = find_instructions(root, files, deny_globs, secret_files)
     text = instructions_text(found.files)
     if include_instructions and text is not None:
         parts.append(text)
