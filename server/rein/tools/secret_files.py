@@ -9,8 +9,9 @@ the session's set-up reads a workspace file refuses these, with a result the
 model can read (:func:`secret_refusal`): ``read_file``, ``grep`` (the files
 are skipped, a search of one is refused), a CLAUDE.md's ``@import``, an
 instruction file, an attachment the person sends, and the ``@file`` a slash
-command names. Listings (``list_dir``, ``glob``) name such a file, marked
-secret, and never show what it holds. ``edit_file`` refuses them (its diff
+command names, the navigation tools and an ACP client's embedded resource.
+Listings name such a file (``list_dir`` marks it secret) and never show
+what it holds; a ``run_command`` that names one asks every time. ``edit_file`` refuses them (its diff
 and its "not found" hints would show the file's text); ``write_file``,
 ``delete_file`` and ``move_file`` ask the person every time.
 
