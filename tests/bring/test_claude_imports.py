@@ -73,7 +73,7 @@ def test_an_import_out_of_the_workspace_or_of_the_home_is_never_read(tmp_path: P
     notes = "\n".join(found.notes)
     assert "a workspace's file does not bring the home folder's files in" in notes
     assert notes.count("leads outside the workspace") == 3
-    assert "CLAUDE.md imports @.env: .env was not read: it leads to a protected file" in notes
+    assert "CLAUDE.md imports @.env: .env was not read: it is a secret file" in notes
 
 
 def test_imports_are_followed_five_hops_deep_and_at_most_twenty_files(tmp_path: Path) -> None:
@@ -167,9 +167,9 @@ def test_your_claude_md_linked_from_your_dotfiles_is_read(tmp_path: Path) -> Non
     ]
     assert own.notes == ()
     # A link to a protected file is still refused, and the note names ~/.claude.
-    write(home, {"dotfiles/.env": "KEY=1"})
+    write(home, {"dotfiles/my-secret.md": "KEY=1"})
     (home / ".claude" / "CLAUDE.md").unlink()
-    os.symlink(home / "dotfiles" / ".env", home / ".claude" / "CLAUDE.md")
+    os.symlink(home / "dotfiles" / "my-secret.md", home / ".claude" / "CLAUDE.md")
     refused = user_instructions(home)
     assert refused.files == ()
     [note] = refused.notes

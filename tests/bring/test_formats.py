@@ -121,7 +121,8 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
         {
             ".claude/skills/mine/SKILL.md": "---\nname: mine\ndescription: Mine.\n---\nDo it.\n",
             ".claude/skills/mine/ref.md": "the reference\n",
-            ".claude/skills/mine/.env": "KEY=1\n",
+            ".claude/skills/mine/.env.example": "KEY=1\n",
+            ".claude/skills/mine/id_rsa": "PRIVATE\n",
             "secret.txt": "not the skill's\n",
         },
     )
@@ -139,7 +140,8 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
         (SkillArgs(name="mine", file="../../../secret.txt"), "is not a file of the skill mine"),
         (SkillArgs(name="mine", file="out.md"), "is not a file of the skill mine"),
         (SkillArgs(name="mine", file=str(home / "secret.txt")), "is not a file of the skill"),
-        (SkillArgs(name="mine", file=".env"), "is a protected file"),
+        (SkillArgs(name="mine", file=".env.example"), "is a protected file"),
+        (SkillArgs(name="mine", file="id_rsa"), "id_rsa is a secret file (tools.secretFiles"),
         (SkillArgs(name="greeting", file="references/style.md"), "read its files with read_file"),
         (SkillArgs(name="nope"), "no skill named 'nope'; the skills are: mine, greeting"),
     ]:

@@ -35,12 +35,14 @@ on_refusing = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def refusing(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Editor]:
-    """One server for the refusals: its workspace has a protected .env, its
-    script a turn never asked for."""
+    """One server for the refusals: its workspace has a protected
+    .env.example, secret .env and .npmrc, its script a turn never asked for."""
     tmp_path = tmp_path_factory.mktemp("refusing")
     workspace = tmp_path / "ws"
     shutil.copytree(WORKSPACE, workspace)
     (workspace / ".env").write_text("TOKEN=1\n")
+    (workspace / ".env.example").write_text("TOKEN=\n")
+    (workspace / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_SECRET\n")
     write_script(tmp_path, [{"text": "never asked"}])
     async with running_server(workspace, tmp_path) as editor:
         yield editor
@@ -157,10 +159,22 @@ async def test_a_large_file_is_cut_with_a_note(workspace: Path, tmp_path: Path) 
             id="outside-the-workspace",
         ),
         pytest.param(
-            {"kind": "file", "uri": "@ws/.env"},
+            {"kind": "file", "uri": "@ws/.env.example"},
             "attachments[1].uri",
             "protected by approval.denyGlobs",
             id="protected-file",
+        ),
+        pytest.param(
+            {"kind": "file", "uri": "@ws/.npmrc"},
+            "attachments[1].uri",
+            ".npmrc is a secret file (tools.secretFiles: '.npmrc'); not attached",
+            id="secret-file",
+        ),
+        pytest.param(
+            {"kind": "selection", "uri": "@ws/.env", "text": "TOKEN=1"},
+            "attachments[1].uri",
+            ".env is a secret file (tools.secretFiles: '.env'); not attached",
+            id="selection-in-a-secret-file",
         ),
         pytest.param(
             {"kind": "file", "uri": "@ws/missing.py"},

@@ -33,7 +33,7 @@ def test_instructions_that_lead_out_of_the_workspace_or_to_a_protected_file_are_
     message = bootstrap_message(root, include_instructions=True)
     assert "SECRET" not in message and "Use tabs." in message
     assert "AGENTS.md was not read: it leads outside the workspace." in message
-    assert "CLAUDE.md was not read: it leads to a protected file (.env*)." in message
+    assert "CLAUDE.md was not read: it is a secret file (tools.secretFiles: '.env')." in message
     # With nothing else to read: no instructions at all, and the notes.
     (root / ".github" / "copilot-instructions.md").unlink()
     assert project_instructions(root) is None

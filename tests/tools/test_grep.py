@@ -127,7 +127,7 @@ async def test_long_matching_lines_are_cut(calls: ToolCallRecorder, write_files:
 
 
 async def test_refusals(calls: ToolCallRecorder) -> None:
-    with pytest.raises(ToolError, match=r"\.env matches the protected pattern"):
+    with pytest.raises(ToolError, match=r"\.env is a secret file \(tools\.secretFiles"):
         await calls.run(GrepTool("python"), pattern="needle", path=".env")
     with pytest.raises(SandboxError):
         await calls.run(GrepTool("python"), pattern="root", path="/etc")

@@ -61,7 +61,8 @@ async def test_a_submodules_git_file_is_never_written(
     assert (root / "libs/sub/.git").read_text() == "gitdir: ../../.git/modules/sub\n"
 
 
-@pytest.mark.parametrize("path", [".ENV", "config/Secrets.yaml", "keys/deploy.KEY"])
+# Protected names that are no secret files (those are refused outright: test_secret_files).
+@pytest.mark.parametrize("path", [".ENV.Example", "config/Secrets.TXT", "docs/.Env.Sample"])
 async def test_deny_globs_ignore_case_for_reads_and_writes(
     calls: ToolCallRecorder, write_files: WriteFiles, path: str
 ) -> None:

@@ -17,7 +17,7 @@ async def test_list_dir_skips_ignored_entries_and_says_how_many(calls: ToolCallR
     result = await calls.run(ListDirTool())
     assert result.content.splitlines() == [
         ". (10 entries)",
-        "  .env (14 B)",
+        "  .env (14 B, secret)",
         "  .gitignore (38 B)",
         "  .hidden/",
         "  README.md (23 B)",
@@ -41,7 +41,7 @@ async def test_list_dir_applies_nested_gitignore_with_negation(calls: ToolCallRe
 async def test_list_dir_is_bounded(calls: ToolCallRecorder) -> None:
     result = await calls.run(ListDirTool(max_entries=3))
     lines = result.content.splitlines()
-    assert lines[1:4] == ["  .env (14 B)", "  .gitignore (38 B)", "  .hidden/"]
+    assert lines[1:4] == ["  .env (14 B, secret)", "  .gitignore (38 B)", "  .hidden/"]
     assert "[Output cut: 7 more entries not shown." in lines[4]
 
 

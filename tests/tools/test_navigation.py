@@ -228,11 +228,11 @@ async def test_protected_files_are_read_only_with_approval_and_never_shown(
     root: Path, project: None, write_files: WriteFiles, navigator: FakeNavigator
 ) -> None:
     secret = "API_KEY=sk-live-SECRET123\n"
-    write_files({".env": secret, "pkg/h.py": "TOKEN = 'hard-linked-secret'\n"})
+    write_files({".env.example": secret, "pkg/h.py": "TOKEN = 'hard-linked-secret'\n"})
     os.link(root / "pkg/h.py", root / "elsewhere.py")
     navigator.references_of[("pkg/core.py", Position(0, 4))] = [
         at("pkg/core.py", 0, 4),
-        at(".env", 0, 0),
+        at(".env.example", 0, 0),
         at("pkg/h.py", 0, 0),
     ]
     approver = FakeApprover(False)
@@ -240,22 +240,59 @@ async def test_protected_files_are_read_only_with_approval_and_never_shown(
         ToolEnvironment(workspace=DiskWorkspace(root), navigator=navigator, approver=approver)
     )
     asks = [
-        (FindDefinitionTool(), {"path": ".env", "line": 1, "symbol": "nothere"}),
-        (HoverTool(), {"path": ".env", "line": 1, "symbol": "API_KEY"}),
-        (SymbolsTool(), {"path": ".env"}),
-        (RenameSymbolTool(), {"path": ".env", "line": 1, "symbol": "API_KEY", "new_name": "K"}),
+        (FindDefinitionTool(), {"path": ".env.example", "line": 1, "symbol": "nothere"}),
+        (HoverTool(), {"path": ".env.example", "line": 1, "symbol": "API_KEY"}),
+        (SymbolsTool(), {"path": ".env.example"}),
+        (
+            RenameSymbolTool(),
+            {"path": ".env.example", "line": 1, "symbol": "API_KEY", "new_name": "K"},
+        ),
         (FindDefinitionTool(), {"path": "pkg/h.py", "line": 1, "symbol": "nothere"}),
     ]
     for tool, params in asks:
         with pytest.raises(ToolError) as refused:
             await calls.run(tool, **params)
         assert "SECRET" not in str(refused.value) and "hard-linked" not in str(refused.value)
-    assert [r.title for r in approver.requests] == ["Read .env"] * 4 + ["Read pkg/h.py"]
+    assert [r.title for r in approver.requests] == ["Read .env.example"] * 4 + ["Read pkg/h.py"]
     assert not navigator.asked
     # Where a protected file is among the answers, its place is listed without its text.
     listed = await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
     assert "SECRET" not in listed.content and "hard-linked" not in listed.content
-    assert ".env\n  1:1:\n" in listed.content and listed.content.endswith("pkg/h.py\n  1:1:")
+    assert ".env.example\n  1:1:\n" in listed.content and listed.content.endswith(
+        "pkg/h.py\n  1:1:"
+    )
+
+
+async def test_secret_files_are_never_read_asked_about_shown_or_renamed(
+    root: Path, project: None, write_files: WriteFiles, navigator: FakeNavigator
+) -> None:
+    write_files({".npmrc": "//r/:_authToken=npm_SECRET\n", "svc/credentials.json": "{}\n"})
+    navigator.references_of[("pkg/core.py", Position(0, 4))] = [
+        at("pkg/core.py", 0, 4),
+        at(".npmrc", 0, 0),
+    ]
+    approver = FakeApprover(True)
+    calls = ToolCallRecorder(
+        ToolEnvironment(workspace=DiskWorkspace(root), navigator=navigator, approver=approver)
+    )
+    for tool, params in (
+        (FindDefinitionTool(), {"path": ".npmrc", "line": 1, "symbol": "r"}),
+        (SymbolsTool(), {"path": ".npmrc"}),
+    ):
+        with pytest.raises(ToolError, match=r"\.npmrc is a secret file") as refused:
+            await calls.run(tool, **params)
+        assert "SECRET" not in str(refused.value)
+    listed = await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
+    assert "SECRET" not in listed.content and ".npmrc\n  1:1:\n" in listed.content
+    # A rename the server plans into a secret file is refused whole: its diff would show it.
+    navigator.renames[("pkg/core.py", Position(0, 4))] = {
+        "pkg/core.py": [TextReplacement(CodeRange(Position(0, 4), Position(0, 5)), "inc")],
+        "svc/credentials.json": [TextReplacement(CodeRange(Position(0, 0), Position(0, 1)), "[")],
+    }
+    with pytest.raises(ToolError, match=r"svc/credentials\.json, a secret file .*nothing changed"):
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
+    assert (root / "pkg/core.py").read_text() == CORE
+    assert approver.requests == []
 
 
 def _rename_f(navigator: FakeNavigator) -> None:

@@ -109,8 +109,8 @@ async def test_protected_file_is_not_edited_even_through_a_symlink(
 async def test_reading_a_protected_file_needs_approval(
     calls: ToolCallRecorder, write_files: WriteFiles
 ) -> None:
-    write_files({".env": "KEY=1\n"})
-    denied = await calls.run(ReadFileTool(), path=".env")
+    write_files({".env.example": "KEY=1\n"})  # protected, no secret
+    denied = await calls.run(ReadFileTool(), path=".env.example")
     assert denied.is_error
     assert denied.details["denied"] is True
     assert "protected pattern '.env*'" in denied.content
@@ -119,17 +119,17 @@ async def test_reading_a_protected_file_needs_approval(
 
     approver = FakeApprover(False)
     calls.env.approver = approver
-    declined = await calls.run(ReadFileTool(), path=".env")
+    declined = await calls.run(ReadFileTool(), path=".env.example")
     assert declined.is_error and "declined" in declined.content
     assert approver.requests[0].approval_class == "read"
-    assert ".env" in approver.requests[0].title
+    assert ".env.example" in approver.requests[0].title
 
     approver.answer = True
-    allowed = await calls.run(ReadFileTool(), path=".env")
+    allowed = await calls.run(ReadFileTool(), path=".env.example")
     assert not allowed.is_error
     assert "KEY=1" in allowed.content
-    with pytest.raises(ToolError, match=r"File not found: \.env\.local"):
-        await calls.run(ReadFileTool(), path=".env.local")
+    with pytest.raises(ToolError, match=r"File not found: \.env\.template"):
+        await calls.run(ReadFileTool(), path=".env.template")
     assert len(approver.requests) == 2, "no one is asked about a file that does not exist"
 
 
@@ -141,6 +141,6 @@ async def test_deny_globs_come_from_the_settings(root: Path, write_files: WriteF
     calls = ToolCallRecorder(env)
     with pytest.raises(SandboxError, match=r"'\*\.lock'"):
         await calls.run(WriteFileTool(), path="poetry.lock", content="x")
-    result = await calls.run(WriteFileTool(), path=".env", content="A=1\n")
+    result = await calls.run(WriteFileTool(), path=".env.example", content="A=1\n")
     assert not result.is_error
-    assert (root / ".env").read_text() == "A=1\n"
+    assert (root / ".env.example").read_text() == "A=1\n"

@@ -162,7 +162,7 @@ async def test_configured_deny_globs_reach_the_sandbox(root: Path) -> None:
         await calls.run(WriteFileTool(), path="poetry.lock", content="x")
     assert not (root / "poetry.lock").exists()
     # Setting the globs replaces the defaults.
-    written = await calls.run(WriteFileTool(), path=".env", content="A=1\n")
+    written = await calls.run(WriteFileTool(), path=".env.example", content="A=1\n")
     assert not written.is_error
 
 

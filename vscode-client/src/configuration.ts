@@ -209,6 +209,41 @@ export function wideningNoticeHere(): string | undefined {
   return wideningNotice([...found]);
 }
 
+/**
+ * Pure: `section` with `tools.secretFiles` as the person's user settings
+ * set it (left out when they did not: the server's defaults) and the
+ * workspace's and folders' lists as `tools.workspaceSecretFiles`, which the
+ * server only adds: a workspace cannot shorten the list, and its exceptions
+ * (`!glob`) are dropped, so an untrusted workspace never unlocks a secret file.
+ */
+export function withSecretFiles(section: Section, inspect: (key: string) => SettingScopes | undefined): Section {
+  const info = inspect('rein.tools.secretFiles');
+  const tools: Section = isObject(section.tools) ? { ...section.tools } : {};
+  delete tools.secretFiles;
+  delete tools.workspaceSecretFiles;
+  if (info?.globalValue !== undefined) {
+    tools.secretFiles = info.globalValue;
+  }
+  const added = new Set<string>();
+  for (const value of [info?.workspaceValue, info?.workspaceFolderValue]) {
+    for (const glob of Array.isArray(value) ? value : []) {
+      if (typeof glob === 'string' && glob.trim() !== '' && !glob.trim().startsWith('!')) {
+        added.add(glob.trim());
+      }
+    }
+  }
+  if (added.size > 0) {
+    tools.workspaceSecretFiles = [...added];
+  }
+  const out: Section = { ...section };
+  if (Object.keys(tools).length > 0) {
+    out.tools = tools;
+  } else {
+    delete out.tools;
+  }
+  return out;
+}
+
 /** The `rein` section for the server, for a resource's scope. */
 export function serverSection(contributed: ReadonlySet<string>, scope?: vscode.Uri): Section {
   const all = vscode.workspace.getConfiguration(undefined, scope);
@@ -220,5 +255,6 @@ export function serverSection(contributed: ReadonlySet<string>, scope?: vscode.U
       (info.globalValue !== undefined || info.workspaceValue !== undefined || info.workspaceFolderValue !== undefined)
     );
   });
-  return userOnly(explicit, (key) => all.inspect(key));
+  const inspect = (key: string): SettingScopes | undefined => all.inspect(key);
+  return withSecretFiles(userOnly(explicit, inspect), inspect);
 }

@@ -50,7 +50,7 @@ def prompt_of(config: ReinConfig, root: Path, blocks: Sequence[Any]) -> Prompted
     arguments from the text blocks and mentioned files (a file one word,
     its path), an embedded resource's text after the expanded command;
     anything else is the blocks' text (:func:`~rein.acp.prompts.prompt_text`)."""
-    text = prompt_text(blocks, root)
+    text = prompt_text(blocks, root, config.tool_settings().secret_files)
     if not text.startswith("/") or text.startswith("//"):
         return command_prompt(config, root, text)
     line, after = command_line(blocks, root)

@@ -6,7 +6,9 @@ Text blocks are joined; a resource link becomes a ``[file: <path>]`` line
 URI's fragment kept, as ``[file: src/x.py#L10:20]``); an embedded
 text resource a ``<resource uri="...">`` block with its text. Images, audio
 and binary resources are refused, naming the block: ``initialize`` does not
-offer them.
+offer them; so is an embedded resource that is a secret file of the
+workspace (``tools.secretFiles``, :mod:`rein.tools.secret_files`), as the
+editor's attachments are.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from acp.schema import (
 from rein.acp.errors import invalid_field
 from rein.harness import RunResult
 from rein.harness.messages import AssistantMessage, Message
+from rein.tools.secret_files import DEFAULT_SECRET_RULES, SETTING, SecretFiles
 
 __all__ = ["TURN_CAP_SETTING", "command_line", "prompt_text", "stop_reason"]
 
@@ -48,9 +51,25 @@ def _link_text(uri: str, root: Path) -> str:
     return uri
 
 
-def prompt_text(blocks: Sequence[Any], root: Path) -> str:
+def _secret(uri: str, root: Path, secret_files: SecretFiles) -> str | None:
+    """The glob that makes a file URI inside ``root`` a secret file."""
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("", "file") or not secret_files:
+        return None
+    path = Path(unquote(parsed.path))
+    try:
+        rel = path.relative_to(root).as_posix()
+        real = path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
+        return None
+    return secret_files.matched_by(rel, real)
+
+
+def prompt_text(
+    blocks: Sequence[Any], root: Path, secret_files: SecretFiles = DEFAULT_SECRET_RULES
+) -> str:
     """The run's text for ``blocks``; InvalidParams naming ``prompt[i]`` for
-    a block Rein does not take."""
+    a block Rein does not take (an embedded secret file among them)."""
     parts: list[str] = []
     for i, block in enumerate(blocks):
         if isinstance(block, TextContentBlock):
@@ -62,6 +81,14 @@ def prompt_text(blocks: Sequence[Any], root: Path) -> str:
             if not isinstance(resource, TextResourceContents):
                 raise invalid_field(
                     f"prompt[{i}]", "a binary embedded resource is not supported; embed text"
+                )
+            secret = _secret(resource.uri, root, secret_files)
+            if secret is not None:
+                raise invalid_field(
+                    f"prompt[{i}]",
+                    f"{resource.uri} is a secret file ({SETTING}: {secret!r}); not sent, so "
+                    f"that its content never reaches the model (change {SETTING} in your "
+                    "configuration to allow it)",
                 )
             parts.append(f'<resource uri="{resource.uri}">\n{resource.text}\n</resource>')
         else:

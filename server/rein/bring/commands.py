@@ -34,6 +34,7 @@ from rein.bring.setup_folders import Place, personal_first, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import ReinError
 from rein.tools.instruction_imports import mentions
+from rein.tools.secret_files import DEFAULT_SECRET_RULES, SETTING, SecretFiles
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
@@ -224,9 +225,15 @@ def _words(arguments: str) -> list[str]:
         return arguments.split()
 
 
-def expand(command: Command, arguments: str, root: Path | None = None) -> str:
+def expand(
+    command: Command,
+    arguments: str,
+    root: Path | None = None,
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
+) -> str:
     """The command's prompt with ``arguments`` substituted (``root``: the
-    workspace, whose files the note on ``@path`` names)."""
+    workspace, whose files the note on ``@path`` names; ``secret_files``:
+    those it names as not to be read)."""
     arguments = arguments.strip()
     words = _words(arguments)
     body = command.body
@@ -249,7 +256,7 @@ def expand(command: Command, arguments: str, root: Path | None = None) -> str:
     text = _PLACEHOLDER.sub(value, body).strip()
     if arguments and not used:
         text += f"\n\nARGUMENTS: {arguments}"
-    return text + _unexpanded(text, root)
+    return text + _unexpanded(text, root, secret_files)
 
 
 #: Claude Code's ``!`command``` (runs it and puts in its output) and
@@ -257,19 +264,25 @@ def expand(command: Command, arguments: str, root: Path | None = None) -> str:
 _BANG = re.compile(r"!`([^`\n]+)`")
 
 
-def _unexpanded(text: str, root: Path | None = None) -> str:
+def _unexpanded(
+    text: str, root: Path | None = None, secret_files: SecretFiles = DEFAULT_SECRET_RULES
+) -> str:
     """What the model is told of the ``!`command``` and ``@path`` a prompt
     holds: Claude Code runs and attaches them, Rein does not (a command
     file is the workspace's text, and nothing of it runs by itself), so the
     model knows their output is not there and fetches what it needs. Worded
     for any session (one without a tool that runs commands too); with
     ``root``, only the ``@`` names that are a path in it (``@alice`` is
-    someone, no file)."""
+    someone, no file). A secret file (``tools.secretFiles``) named there
+    is not offered to read: the note says it is secret and to ask the
+    person (read_file would refuse it anyway)."""
     ran = list(dict.fromkeys(m.group(1).strip() for m in _BANG.finditer(text)))
     # As Claude Code reads them: outside code spans and blocks.
     named = list(dict.fromkeys(n.rstrip(".,;:!?)]'\"") for n in mentions(_BANG.sub("", text))))
     if root is not None:
         named = [n for n in named if _in_workspace(root, n)]
+    secret = [n for n in named if _secret(root, n, secret_files)]
+    named = [n for n in named if n not in secret]
     notes = []
     if ran:
         notes.append(
@@ -281,7 +294,28 @@ def _unexpanded(text: str, root: Path | None = None) -> str:
             "The files named with @ above are not attached: read those you need "
             f"({', '.join(named)})."
         )
+    if secret:
+        notes.append(
+            f"The files named with @ above that are secret files ({SETTING}: "
+            f"{', '.join(secret)}) are not shown to you: do not try to read them; ask the "
+            "person if you need something from them."
+        )
     return "\n\n(" + " ".join(notes) + ")" if notes else ""
+
+
+def _secret(root: Path | None, name: str, secret_files: SecretFiles) -> bool:
+    """Whether the ``@`` name is a secret file (as written, or where it
+    leads in ``root``)."""
+    if not secret_files:
+        return False
+    paths = [name.removeprefix("./")]
+    if root is not None:
+        try:
+            real = (root / name).resolve().relative_to(root.resolve())
+            paths.append(real.as_posix())
+        except (OSError, RuntimeError, ValueError):
+            pass
+    return secret_files.matched_by(*paths) is not None
 
 
 def _in_workspace(root: Path, name: str) -> bool:
@@ -296,11 +330,16 @@ def _in_workspace(root: Path, name: str) -> bool:
         return False
 
 
-def resolve(text: str, found: Found, root: Path | None = None) -> Invocation | None:
+def resolve(
+    text: str,
+    found: Found,
+    root: Path | None = None,
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
+) -> Invocation | None:
     """The command ``text`` runs, or None when it is no command (see the
     module's rules); a command-like name that is not known raises
-    :class:`CommandError` listing the known ones. ``root``: as for
-    :func:`expand`."""
+    :class:`CommandError` listing the known ones. ``root`` and
+    ``secret_files``: as for :func:`expand`."""
     if not text.startswith("/") or text.startswith("//"):
         return None
     match = _INVOCATION.fullmatch(text.rstrip())
@@ -321,7 +360,8 @@ def resolve(text: str, found: Found, root: Path | None = None) -> Invocation | N
             "that starts with '/', start it with '//')"
         )
     arguments = match.group("args") or ""
-    return Invocation(command, arguments.strip(), expand(command, arguments, root))
+    expanded = expand(command, arguments, root, secret_files)
+    return Invocation(command, arguments.strip(), expanded)
 
 
 def _file_name(path: str) -> str:

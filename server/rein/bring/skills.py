@@ -43,6 +43,7 @@ from rein.harness.errors import SandboxError, ToolError
 from rein.harness.messages import Message, UserMessage
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools.sandbox import Sandbox
+from rein.tools.secret_files import SecretFileError
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
@@ -348,6 +349,8 @@ def _file(skill: Skill, rel: str, deny_globs: Sequence[str]) -> str:
         disk = sandbox.read_disk(inside, MAX_FILE_BYTES)
     except SandboxError:
         raise not_its from None
+    except SecretFileError:
+        raise  # a secret file (tools.secretFiles' defaults): said as it is
     except ToolError:  # a folder, a pipe, unreadable
         raise ToolError(f"the skill {skill.name} has no file {rel}") from None
     if disk is None:

@@ -6,8 +6,9 @@ provider's API key is registered with :func:`remember_secret` when it is
 read) and common key shapes (``sk-...``, ``sk-ant-...``, GitHub, Slack, AWS
 and Google keys, bearer tokens). :func:`redact` replaces each with
 ``[redacted]``. It is applied where text enters Rein from outside: tool
-results and streamed tool output, error reasons, log records and provider
-error bodies; the transcript, events, the store and later model requests are
+results (their text and their ``details``, :func:`redact_value`) and
+streamed tool output, error reasons, log records and provider error
+bodies; the transcript, events, the store and later model requests are
 built from that text, so they hold no secret either.
 
 A cheap prefilter (substring checks in C) keeps the common case, text with
@@ -19,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from typing import Any
 
 __all__ = [
     "REDACTED",
@@ -27,6 +29,7 @@ __all__ = [
     "Redactor",
     "redact",
     "redact_logs",
+    "redact_value",
     "remember_secret",
     "safe_cut",
 ]
@@ -135,6 +138,24 @@ def safe_cut(text: str, hold: int = MAX_HOLD_CHARS, redactor: Redactor | None = 
 REDACTOR = Redactor()
 redact = REDACTOR.redact
 remember_secret = REDACTOR.remember
+
+
+def redact_value(value: Any) -> Any:
+    """A JSON-like ``value`` (a tool result's ``details``: edit_file's
+    diff, a command's note) with every string in it redacted; the value
+    itself when nothing changed."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        cleaned = {key: redact_value(item) for key, item in value.items()}
+        same = all(cleaned[key] is item for key, item in value.items())
+        return value if same else cleaned
+    if isinstance(value, list | tuple):
+        items = [redact_value(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return type(value)(items)
+    return value
 
 
 class RedactingFilter(logging.Filter):

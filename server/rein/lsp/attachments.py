@@ -8,8 +8,10 @@ each rendered as a tagged block the model reads after the prompt text::
 
 Files are read through the workspace (an open buffer wins over the disk)
 under the file tools' sandbox: a file outside the workspace, behind a
-symlink out of it, or protected by ``approval.denyGlobs`` is refused with
-InvalidParams naming ``attachments[i].uri``, before any session is made.
+symlink out of it, protected by ``approval.denyGlobs`` or a secret file
+(``tools.secretFiles``, :mod:`rein.tools.secret_files`: a file, or a
+selection or problems in one) is refused with InvalidParams naming
+``attachments[i].uri``, before any session is made.
 Every block is cut to its share of :data:`MAX_ATTACHMENT_CHARS` with a note
 saying what was left out (a terminal keeps its last output).
 """
@@ -25,6 +27,7 @@ from rein.harness.errors import SandboxError, ToolError
 from rein.harness.ports import Workspace
 from rein.lsp.params import Attachment
 from rein.tools.sandbox import Sandbox
+from rein.tools.secret_files import DEFAULT_SECRET_RULES, SETTING, SecretFiles
 
 __all__ = [
     "MAX_ATTACHMENTS_CHARS",
@@ -115,6 +118,15 @@ class _Renderer:
             resolved = self._sandbox.resolve(rel)
         except SandboxError as exc:
             raise _invalid(index, "uri", str(exc)) from exc
+        secret = self._sandbox.secret_by(resolved)
+        if secret is not None:
+            raise _invalid(
+                index,
+                "uri",
+                f"{resolved} is a secret file ({SETTING}: {secret!r}); not attached, so that "
+                f"its content never reaches the model (change {SETTING} in your user "
+                "settings to allow it)",
+            )
         glob = self._sandbox.denied_by(resolved)
         if glob is not None:
             raise _invalid(
@@ -157,12 +169,13 @@ async def render_attachments(
     relative: Callable[[str], str | None],
     root: str,
     deny_globs: Sequence[str],
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
 ) -> list[str]:
     """One tagged block per attachment, in order. ``relative`` maps a URI to
     its workspace-relative path (None outside the workspace). Raises
     InvalidParams naming ``attachments[i].field`` for one that cannot be
     attached."""
-    renderer = _Renderer(workspace, relative, Sandbox(root, deny_globs))
+    renderer = _Renderer(workspace, relative, Sandbox(root, deny_globs, secret_files))
     return [await renderer.render(i, item) for i, item in enumerate(attachments)]
 
 
@@ -173,9 +186,12 @@ async def with_attachments(
     relative: Callable[[str], str | None],
     root: str,
     deny_globs: Sequence[str],
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
 ) -> str:
     """The prompt text followed by its attachments' blocks."""
     if not attachments:
         return text
-    blocks = await render_attachments(attachments, workspace, relative, root, deny_globs)
+    blocks = await render_attachments(
+        attachments, workspace, relative, root, deny_globs, secret_files
+    )
     return "\n\n".join([text, *blocks])

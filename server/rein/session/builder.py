@@ -64,7 +64,7 @@ from rein.tools.registry import (
     default_tools,
     navigation_tools,
 )
-from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
+from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES, DEFAULT_TOOL_SETTINGS
 from rein.tools.task import TaskTool
 from rein.tools.toolkit import TOOLKITS_KEY
 
@@ -243,7 +243,11 @@ def build_session(
         navigator=navigator,
     )
     instructions = bootstrap.project_instructions(
-        ports.root, settings.deny_globs, settings.instruction_files, user_home(config)
+        ports.root,
+        settings.deny_globs,
+        settings.instruction_files,
+        user_home(config),
+        settings.secret_files,
     )
     if (
         mode != "explain"
@@ -471,6 +475,7 @@ def bootstrap_messages(session: Session, root: object, text: str) -> list[UserMe
                     root,  # type: ignore[arg-type]
                     deny_globs=_deny_globs(session),
                     files=_instruction_files(session),
+                    secret_files=(session.agent.env.settings or DEFAULT_TOOL_SETTINGS).secret_files,
                 ),
                 origin="bootstrap",
             )

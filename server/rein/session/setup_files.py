@@ -124,7 +124,7 @@ def prompted(config: ReinConfig, root: Path, text: str) -> Prompted:
     :class:`~rein.bring.commands.CommandError`, listing the known ones."""
     if not text.startswith("/"):
         return Prompted(text)
-    invocation = resolve(text, commands_of(config, root), root)
+    invocation = resolve(text, commands_of(config, root), root, config.tool_settings().secret_files)
     if invocation is None:
         return Prompted(literal(text))
     return Prompted(invocation.prompt, invocation.command)
@@ -250,8 +250,10 @@ def setup_inventory(
     inventory.add(skill_items(skills_of(config, root), config.setup.skills))
     inventory.add(agent_items(agents_of(config, root), config.setup.agents))
     inventory.add(command_items(commands_of(config, root), config.setup.commands))
-    own = user_instructions(user_home(config), settings.deny_globs)
-    found = find_instructions(root, settings.instruction_files, settings.deny_globs)
+    own = user_instructions(user_home(config), settings.deny_globs, settings.secret_files)
+    found = find_instructions(
+        root, settings.instruction_files, settings.deny_globs, settings.secret_files
+    )
     for file in own.files + found.files:
         applies = f"applies to {file.scope}" if file.scope else "applies to the whole workspace"
         if file.path.startswith(USER_PREFIX):

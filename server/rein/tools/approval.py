@@ -68,6 +68,28 @@ def _git_internals(
     return None
 
 
+def _secret_write(
+    ctx: ToolContext,
+    approval_class: ApprovalClass,
+    subject: tuple[ApprovalRuleKind, str] | None,
+    about: str | None,
+    writes: tuple[str, ...],
+) -> tuple[str, str] | None:
+    """The path of a write to a secret file (``tools.secretFiles``) and the
+    glob that names it, or None: such a write asks every time."""
+    if approval_class != "write":
+        return None
+    paths = [*writes, *(p for p in (about,) if p), *([subject[1]] if subject else [])]
+    if not paths:
+        return None
+    _, sandbox = sandbox_of(ctx)
+    for path in paths:
+        glob = sandbox.secret_by(path)
+        if glob is not None:
+            return path, glob
+    return None
+
+
 def _denied(text: str, reason: str) -> ToolResult:
     return ToolResult(text, is_error=True, details={"denied": True, "reason": reason})
 
@@ -101,7 +123,8 @@ async def check_approval(
     ``writes``: the workspace-relative paths a write changes besides a
     ``write`` subject (a move's target). A write into git's internals
     (:meth:`~rein.tools.sandbox.Sandbox.git_internals`) asks like a
-    protected file, every time: no rule can allow it. ``exact_only``: no
+    protected file, every time: no rule can allow it; so does a write to a
+    secret file (``tools.secretFiles``), a move's source included. ``exact_only``: no
     rule the person kept skips the question, and none is offered to keep
     (a kept rule would never be consulted: the question comes every time).
     """
@@ -120,6 +143,13 @@ async def check_approval(
         why_ask = why_ask or f"{path}: {why}"
         about = about or path
         detail = f"Asked because {path}: {why}.\n\n{detail}"
+    secret = _secret_write(ctx, approval_class, subject, about, writes)
+    if secret is not None:
+        path, glob = secret
+        force_ask, subject, exact_only = True, None, True
+        why_ask = why_ask or f"{path} is a secret file (tools.secretFiles: {glob!r})"
+        about = about or path
+        detail = f"Asked because {path} is a secret file (tools.secretFiles).\n\n{detail}"
     approval = settings_of(ctx).approval
     policy = approval.policy(approval_class)
     setting = f"approval.{approval_class}"

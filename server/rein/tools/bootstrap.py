@@ -19,6 +19,7 @@ from rein.tools._files import Entry, FileTree, plural
 from rein.tools._globs import glob_regex
 from rein.tools.instruction_imports import IMPORTING_FILES, MAX_IMPORTS, imports_of
 from rein.tools.sandbox import Sandbox
+from rein.tools.secret_files import DEFAULT_SECRET_RULES, SecretFiles, secret_note
 from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 
 __all__ = [
@@ -130,6 +131,9 @@ def _read_one(sandbox: Sandbox, name: str) -> tuple[str | None, str | None]:
         rel = sandbox.resolve(name)
     except SandboxError:
         return None, f"{name} was not read: it leads outside the workspace."
+    secret = sandbox.secret_by(rel)
+    if secret is not None:
+        return None, secret_note(name, secret)
     glob = sandbox.denied_by(rel)
     if glob is not None:
         return None, f"{name} was not read: it leads to a protected file ({glob})."
@@ -193,7 +197,9 @@ USER_PREFIX = "~/.claude/"
 
 
 def user_instructions(
-    home: str | os.PathLike[str] | None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+    home: str | os.PathLike[str] | None,
+    deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
 ) -> FoundInstructions:
     """The person's own ``~/.claude/CLAUDE.md`` (Claude Code's user memory)
     and the files it imports, read inside ``~/.claude`` only (under the same
@@ -202,7 +208,7 @@ def user_instructions(
     if home is None:
         return FoundInstructions((), ())
     folder = Path(home) / ".claude"
-    sandbox = Sandbox(str(folder), deny_globs)
+    sandbox = Sandbox(str(folder), deny_globs, secret_files)
     notes: list[str] = []
     text, note = _read_one(sandbox, "CLAUDE.md")
     if text is None and note is not None and "leads outside" in note:
@@ -214,7 +220,8 @@ def user_instructions(
         except (OSError, RuntimeError):
             real = None
         if real is not None:
-            text, note = _read_one(Sandbox(str(real.parent), deny_globs), real.name)
+            link = Sandbox(str(real.parent), deny_globs, secret_files)
+            text, note = _read_one(link, real.name)
             note = note and note.replace(real.name, "CLAUDE.md", 1)
     if text is None:
         shown = note.replace("outside the workspace", "outside ~/.claude") if note else None
@@ -242,13 +249,14 @@ def find_instructions(
     root: str | os.PathLike[str],
     files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
 ) -> FoundInstructions:
     """Every instruction file the globs ``files`` match, read under the
     file tools' sandbox (a symlink out of the workspace, a protected file or
     a hard link is never read; a note says so). Workspace-wide files first
     in the order of ``files``, then each subfolder's AGENTS.md, shallowest
     first; a CLAUDE.md is followed by the files it imports (``@path``)."""
-    sandbox = Sandbox(str(root), deny_globs)
+    sandbox = Sandbox(str(root), deny_globs, secret_files)
     notes: list[str] = []
     read: list[tuple[tuple[int, int, int, str], InstructionFile]] = []
     matches, cut = _matching(sandbox.root, files)
@@ -366,12 +374,15 @@ def project_instructions(
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
     files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
     home: str | os.PathLike[str] | None = None,
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
 ) -> str | None:
     """The person's own ``~/.claude/CLAUDE.md`` (with ``home``,
     :func:`user_instructions`), then every instruction file ``files``
-    match (:func:`instructions_text`); None when there is none."""
-    own = user_instructions(home, deny_globs).files
-    return instructions_text(own + find_instructions(root, files, deny_globs).files)
+    match (:func:`instructions_text`); None when there is none. No secret
+    file (``secret_files``) is read, imported or not."""
+    own = user_instructions(home, deny_globs, secret_files).files
+    found = find_instructions(root, files, deny_globs, secret_files).files
+    return instructions_text(own + found)
 
 
 def bootstrap_message(
@@ -381,6 +392,7 @@ def bootstrap_message(
     max_entries: int = 200,
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
     files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
+    secret_files: SecretFiles = DEFAULT_SECRET_RULES,
 ) -> str:
     """Context prepended to the first user message of a session."""
     parts = [
@@ -388,7 +400,7 @@ def bootstrap_message(
         f'<workspace root="{Path(root).resolve()}">\n'
         f"{workspace_summary(root, max_entries)}\n</workspace>",
     ]
-    found = find_instructions(root, files, deny_globs)
+    found = find_instructions(root, files, deny_globs, secret_files)
     text = instructions_text(found.files)
     if include_instructions and text is not None:
         parts.append(text)

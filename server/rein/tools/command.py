@@ -44,6 +44,7 @@ from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group, 
 from rein.tools._context import require_workspace
 from rein.tools.approval import check_approval
 from rein.tools.sandbox_hosts import offer_refused_hosts
+from rein.tools.secret_files import named_in_command
 from rein.tools.settings import settings_of
 
 __all__ = ["RunCommandArgs", "RunCommandTool"]
@@ -208,15 +209,24 @@ class RunCommandTool(Tool[RunCommandArgs]):
                         f"{why_not}"
                     )
                     detail = f"Not sandboxed: {why_not}.\n\n{detail}"
+        # A command that names a secret file would show it to the model:
+        # asked every time, even in the sandbox (approved, it runs there).
+        secret = named_in_command(command, settings_of(ctx).secret_files, workspace.root)
+        if secret is not None and not why_ask:
+            subject = None
+            why_ask = f"the command names {secret[0]}, a secret file (tools.secretFiles)"
+            detail = f"Asked because {why_ask}: its output would show it to the model.\n\n{detail}"
         # A hook that asks about this call (permissionDecision "ask") is
         # asked about even when the sandbox would run it without a question;
         # approved, it still runs in the sandbox.
         hook_asks = ctx.permit is not None and ctx.permit.decision == "ask"
-        if sandbox is None or hook_asks:
+        if sandbox is None or hook_asks or secret is not None:
             denial = await check_approval(
                 ctx,
                 "command",
-                title=f"Run: {short}" if not why_ask else f"Run unsandboxed: {short}",
+                title=f"Run unsandboxed: {short}"
+                if why_ask and sandbox is None
+                else f"Run: {short}",
                 detail=detail,
                 action=f"run `{short}`",
                 force_ask=bool(why_ask),

@@ -40,6 +40,7 @@ from rein.tools.approval import check_approval
 from rein.tools.disk_read import MAX_TEXT_BYTES, too_large_message
 from rein.tools.impact import impact_note
 from rein.tools.sandbox import Sandbox
+from rein.tools.secret_files import SETTING, SecretFileError
 
 __all__ = [
     "EditFileArgs",
@@ -226,7 +227,15 @@ class EditFileTool(Tool[EditFileArgs]):
     )
 
     async def execute(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
-        workspace, _, rel = _prepare(ctx, args.path)
+        workspace, sandbox, rel = _prepare(ctx, args.path)
+        secret = sandbox.secret_by(rel)
+        if secret is not None:
+            # Its diff, and the hints when old_string is not found, would show its text.
+            raise SecretFileError(
+                f"{rel} is a secret file ({SETTING}: {secret!r}): edit_file does not change "
+                "it, since its diff would show you its content. Ask the person to make the "
+                "change, or replace the whole file with write_file (the person is asked)."
+            )
         old, new = args.old_string, args.new_string
         if old == new:
             raise ToolError("old_string and new_string are identical: there is nothing to change.")

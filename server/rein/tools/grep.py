@@ -114,8 +114,8 @@ def find_ripgrep() -> str | None:
 
 
 class _Filter:
-    """Which matched files count: not protected, not a hard link, not
-    skipped by the workspace filter, and matching the glob."""
+    """Which matched files count: not protected, not secret, not a hard
+    link, not skipped by the workspace filter, and matching the glob."""
 
     def __init__(self, sandbox: Sandbox, glob: str | None, base: str = ".") -> None:
         self.sandbox = sandbox
@@ -129,11 +129,15 @@ class _Filter:
         verdict = self._seen.get(path)
         if verdict is None:
             verdict = (
-                (self.glob is None or bool(self.glob.match(path)))
-                and (self.sandbox.denied_by(path) is None)
-                and not self.workspace.skipped(path, below=self.base)
-                and self.sandbox.links(path) <= 1
-            )
+                self.glob is None or bool(self.glob.match(path))
+            ) and not self.workspace.skipped(path, below=self.base)
+            if verdict:
+                real = self.sandbox.real_relative(path)  # once for both checks
+                verdict = (
+                    self.sandbox.denied_by(path, real) is None
+                    and self.sandbox.secret_by(path, real) is None
+                    and self.sandbox.links(path) <= 1
+                )
             self._seen[path] = verdict
         return verdict
 
@@ -292,7 +296,7 @@ class GrepTool(Tool[GrepArgs]):
     description = (
         "Search file contents with a regular expression; prints `path:line: text` for each "
         "matching line, in path order, up to 200 matches. Files ignored by .gitignore, "
-        "binary files, protected files and hard links are skipped. Use it to find definitions, usages "
+        "binary files, protected and secret files and hard links are skipped. Use it to find definitions, usages "
         "and strings; narrow with path or glob when there are many matches."
     )
     args_model = GrepArgs
@@ -327,6 +331,7 @@ class GrepTool(Tool[GrepArgs]):
         full = sandbox.abspath(rel)
         if not await anyio.Path(full).exists():
             raise ToolError(f"Path not found: {rel}")
+        sandbox.check_not_secret(rel)
         protected = sandbox.denied_by(rel)
         if protected is not None:
             raise ToolError(

@@ -2,7 +2,8 @@
 workspace filter skips (:mod:`rein.tools.ignore`: ``.gitignore``, virtual
 environments, build output, caches). One entry, one line: a name with a
 newline or another control character is shown escaped
-(:mod:`rein.tools._names`)."""
+(:mod:`rein.tools._names`). A secret file (``tools.secretFiles``) is named,
+``list_dir`` marks it ``secret``, and nothing of its content is shown."""
 
 from __future__ import annotations
 
@@ -71,6 +72,9 @@ class ListDirTool(Tool[ListDirArgs]):
                 lines.append(f"  {name}{'/' if entry.is_dir else ''} (symlink)")
             elif entry.is_dir:
                 lines.append(f"  {name}/")
+            elif sandbox.secret_by(entry.path) is not None:
+                # Named, never shown: read_file and grep refuse it.
+                lines.append(f"  {name} ({format_size(entry.size)}, secret)")
             else:
                 lines.append(f"  {name} ({format_size(entry.size)})")
         if not entries:

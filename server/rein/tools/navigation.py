@@ -99,6 +99,7 @@ async def check_readable(ctx: ToolContext, rel: str) -> None:
     """A ToolError (the person's refusal) unless the person approves
     reading ``rel`` when it is protected; nothing to ask otherwise."""
     _, sandbox = sandbox_of(ctx)
+    sandbox.check_not_secret(rel)  # never shown, not even with approval
     why = _protected(sandbox, rel)
     if not why:
         return
@@ -119,8 +120,8 @@ async def check_readable(ctx: ToolContext, rel: str) -> None:
 class LineTexts:
     """The lines of files as the workspace shows them (the editor's
     buffers, the client's over ACP, the disk), read once per call. A
-    protected file's lines are never shown (its places are listed
-    without their text)."""
+    protected or secret file's lines are never shown (its places are
+    listed without their text)."""
 
     def __init__(self, ctx: ToolContext) -> None:
         self._workspace, self._sandbox = sandbox_of(ctx)
@@ -138,7 +139,7 @@ class LineTexts:
                 self._lines[path] = None
                 return None
             try:
-                if _protected(self._sandbox, rel):
+                if self._sandbox.secret_by(rel) or _protected(self._sandbox, rel):
                     self._lines[path] = None
                     return None
                 content = await self._workspace.read_text(rel)

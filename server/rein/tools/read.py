@@ -90,6 +90,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
         rel = sandbox.resolve(args.path)
         if rel == ".":
             raise ToolError("The workspace root is a directory. Use list_dir to see its entries.")
+        sandbox.check_not_secret(rel)  # never shown, not even with approval
         # Opened once, by the resolved path; the checks below are of what was opened.
         disk = await anyio.to_thread.run_sync(sandbox.read_disk, rel, self.max_file_bytes)
         protected = sandbox.denied_by(rel) or (sandbox.denied_by(disk.real) if disk else None)

@@ -50,6 +50,7 @@ from rein.tools.nav_text import (
     utf16_column,
 )
 from rein.tools.navigation import require_navigator, resolve_symbol
+from rein.tools.secret_files import SecretFileError
 
 __all__ = ["RenameSymbolArgs", "RenameSymbolTool", "apply_replacements"]
 
@@ -228,6 +229,12 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
             by_target.setdefault(sandbox.resolve(path), []).append(replacements)
         for target, groups in sorted(by_target.items()):
             sandbox.check_writable(target)
+            if sandbox.secret_by(target) is not None:
+                # Its diff would show the model the file's text (as edit_file's would).
+                raise SecretFileError(
+                    f"The rename would change {target}, a secret file (tools.secretFiles); "
+                    "nothing changed. Ask the person to rename it there."
+                )
             content = await workspace.read_text(target)
             for group in groups:
                 _check_basis(target, group, content)

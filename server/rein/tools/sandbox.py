@@ -20,6 +20,11 @@ that would make a folder look like a repository (``HEAD``, ``config``,
 ``config`` may name commands git runs) needs the person's approval even when
 writes are allowed (:meth:`Sandbox.git_internals`).
 
+Secret files (``tools.secretFiles``, :mod:`rein.tools.secret_files`) are
+never read: :meth:`Sandbox.secret_by` names the glob that covers a path (as
+written or after symlinks), and :meth:`Sandbox.read_disk` refuses one with a
+:class:`~rein.tools.secret_files.SecretFileError`, whichever tool asked.
+
 Hard links: a regular file with more than one name may have its other name
 outside the workspace, and nothing cheap tells where. Such a file is treated
 like a protected one: never written, read only with approval.
@@ -42,6 +47,12 @@ from pathlib import PurePosixPath
 
 from rein.harness.errors import SandboxError, ToolError
 from rein.tools._globs import match_path
+from rein.tools.secret_files import (
+    DEFAULT_SECRET_RULES,
+    SecretFileError,
+    SecretFiles,
+    secret_refusal,
+)
 from rein.tools.settings import DEFAULT_DENY_GLOBS, ToolSettings
 
 __all__ = [
@@ -100,14 +111,20 @@ class DiskFile:
 
 
 class Sandbox:
-    def __init__(self, root: str, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS) -> None:
+    def __init__(
+        self,
+        root: str,
+        deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+        secret_files: SecretFiles = DEFAULT_SECRET_RULES,
+    ) -> None:
         self.root = os.path.normpath(os.path.abspath(root))
         self.real_root = os.path.realpath(self.root)
         self.deny_globs = tuple(deny_globs)
+        self.secret_files = secret_files
 
     @classmethod
     def for_root(cls, root: str, settings: ToolSettings) -> Sandbox:
-        return _cached_sandbox(root, settings.deny_globs)
+        return _cached_sandbox(root, settings.deny_globs, settings.secret_files)
 
     def resolve(self, path: str) -> str:
         """The workspace-relative POSIX path of ``path`` ("." for the root)."""
@@ -155,15 +172,31 @@ class Sandbox:
     def abspath(self, rel: str) -> str:
         return self.root if rel == "." else os.path.join(self.root, *rel.split("/"))
 
-    def denied_by(self, rel: str) -> str | None:
-        """The deny glob that covers ``rel`` (or its symlink target), if any."""
+    def denied_by(self, rel: str, real: str | None = None) -> str | None:
+        """The deny glob that covers ``rel`` (or its symlink target, ``real``
+        when the caller knows it), if any."""
         if rel == ".":
             return None
-        candidates = {rel, self.real_relative(rel)}
+        candidates = {rel, real if real is not None else self.real_relative(rel)}
         for glob in self.deny_globs:
             if any(match_path(glob, candidate) for candidate in candidates):
                 return glob
         return None
+
+    def secret_by(self, rel: str, real: str | None = None) -> str | None:
+        """The ``tools.secretFiles`` glob that makes ``rel`` (or its symlink
+        target, ``real`` when the caller knows it) a secret file, if any."""
+        if rel == "." or not self.secret_files:
+            return None
+        return self.secret_files.matched_by(
+            rel, real if real is not None else self.real_relative(rel)
+        )
+
+    def check_not_secret(self, rel: str) -> None:
+        """Raise :class:`SecretFileError` (the model reads it) for a secret file."""
+        glob = self.secret_by(rel)
+        if glob is not None:
+            raise SecretFileError(secret_refusal(rel, glob))
 
     def git_internals(self, rel: str) -> str | None:
         """Why writing ``rel`` touches a git repository's internals (for the
@@ -217,7 +250,9 @@ class Sandbox:
         """Open ``rel`` once and read it (a sniff when over ``limit``); None
         when it is not on disk. Raises SandboxError when what was opened
         lies outside the workspace (a symlink swapped in after
-        :meth:`resolve`), ToolError when it is not a regular file."""
+        :meth:`resolve`), ToolError when it is not a regular file, and
+        SecretFileError for a secret file (by its name or what it opened)."""
+        self.check_not_secret(rel)
         real = os.path.realpath(self.abspath(rel))
         if not _inside(real, self.real_root):
             raise SandboxError(
@@ -266,6 +301,9 @@ class Sandbox:
         finally:
             os.close(fd)
         real_rel = _posix(os.path.relpath(opened, self.real_root))
+        glob = self.secret_files.matched_by(real_rel) if self.secret_files else None
+        if glob is not None:
+            raise SecretFileError(secret_refusal(rel, glob))
         return DiskFile(real_rel, st.st_size, st.st_nlink, b"".join(chunks))
 
 
@@ -283,5 +321,5 @@ def hard_link_reason(links: int) -> str:
 
 
 @lru_cache(maxsize=32)
-def _cached_sandbox(root: str, deny_globs: tuple[str, ...]) -> Sandbox:
-    return Sandbox(root, deny_globs)
+def _cached_sandbox(root: str, deny_globs: tuple[str, ...], secret_files: SecretFiles) -> Sandbox:
+    return Sandbox(root, deny_globs, secret_files)

@@ -27,11 +27,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from rein.harness.config import HarnessConfig
 from rein.harness.ports import ApprovalClass
+from rein.tools.secret_files import DEFAULT_SECRET_FILES, SecretFiles
 
 if TYPE_CHECKING:
     from rein.harness.tools import ToolContext
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_DENY_GLOBS",
     "DEFAULT_INSTRUCTION_FILES",
+    "DEFAULT_SECRET_FILES",
     "DEFAULT_TOOL_NAMES",
     "DEFAULT_TOOL_SETTINGS",
     "DISABLEABLE_TOOL_NAMES",
@@ -160,6 +162,29 @@ class ToolOptions(_Section):
     #: Toolkits to add, as import paths "package.module:ClassName"
     #: (``rein.tools.toolkit``); imported when a session is built.
     toolkits: tuple[str, ...] = ()
+    #: Files no tool shows the model (``rein.tools.secret_files``): the
+    #: person's list, ``!glob`` for an exception; ``[]`` turns it off.
+    secret_files: tuple[str, ...] = DEFAULT_SECRET_FILES
+    #: Secret-file globs a workspace's settings add (the editor extension
+    #: sends the workspace's and folders' ``secretFiles`` here): added to
+    #: ``secret_files``, never an exception.
+    workspace_secret_files: tuple[str, ...] = ()
+
+    @field_validator("secret_files", "workspace_secret_files", mode="before")
+    @classmethod
+    def _secret_globs(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(v, str) and v.strip() and v.strip() != "!" for v in value
+        ):
+            raise ValueError('must be a list of globs, e.g. [".env", "!.env.example"]')
+        if info.field_name == "workspace_secret_files":
+            unlocking = [repr(v) for v in value if v.strip().startswith("!")]
+            if unlocking:
+                raise ValueError(
+                    f"{', '.join(unlocking)}: a workspace only adds secret files; an "
+                    "exception (!) belongs in your user settings"
+                )
+        return tuple(v.strip() for v in value)
 
     @field_validator("toolkits", mode="before")
     @classmethod
@@ -241,6 +266,12 @@ class ToolSettings(BaseModel):
     @property
     def instruction_files(self) -> tuple[str, ...]:
         return self.instructions.files
+
+    @property
+    def secret_files(self) -> SecretFiles:
+        """The secret files in force: the person's list and a workspace's
+        additions (``rein.tools.secret_files``)."""
+        return SecretFiles.of(self.tools.secret_files, self.tools.workspace_secret_files)
 
 
 DEFAULT_TOOL_SETTINGS = ToolSettings()

@@ -11,6 +11,7 @@ import {
   USER_ONLY_SETTINGS,
   userOnly,
   wideningNotice,
+  withSecretFiles,
   withStoragePath,
   withWorkspaceTrust,
   workspaceServerNames,
@@ -204,6 +205,24 @@ describe('client helpers', () => {
       'This workspace tries to set rein.approval.command in its own settings; Rein ignores it: only your user settings can widen what runs without asking.',
     );
     assert.equal(wideningNotice([]), undefined);
+  });
+
+  it('lets a workspace only add secret files, never shorten or unlock the list', () => {
+    // VS Code's merged value is the workspace's: the server gets the user's list and the additions.
+    const merged = { tools: { secretFiles: [], grepBackend: 'python', workspaceSecretFiles: ['x'] } };
+    const scopes: Record<string, SettingScopes> = {
+      'rein.tools.secretFiles': {
+        globalValue: ['.env', '!.env.local'],
+        workspaceValue: ['!.env', 'deploy/*.cfg'],
+        workspaceFolderValue: ['deploy/*.cfg', 'vault.txt'],
+      },
+    };
+    assert.deepEqual(withSecretFiles(merged, (key) => scopes[key]), {
+      tools: { grepBackend: 'python', secretFiles: ['.env', '!.env.local'], workspaceSecretFiles: ['deploy/*.cfg', 'vault.txt'] },
+    });
+    // The user set nothing: the server keeps its defaults; a workspace's empty list adds nothing.
+    const emptied = { tools: { secretFiles: [] } };
+    assert.deepEqual(withSecretFiles(emptied, () => ({ workspaceValue: [] })), {});
   });
 
   it('gives the widening settings the machine scope and restricts them', () => {

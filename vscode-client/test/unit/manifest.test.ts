@@ -91,6 +91,7 @@ describe('package.json', () => {
       'rein.tools.disabled': [],
       'rein.tools.toolkits': [],
       'rein.tools.passEnv': [],
+      'rein.tools.secretFiles': ['.env', '.env.*', '!.env.example', '!.env.sample', '!.env.template', '.envrc', '.npmrc', '.pypirc', '.netrc', '_netrc', '.pgpass', '.git-credentials', '.htpasswd', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', '*.pem', '*.key', '*.p12', '*.pfx', '*.keystore', '*.jks', 'credentials.json', 'service-account*.json', '.aws/credentials', '.docker/config.json', '.kube/config', 'secrets.yaml', 'secrets.yml', 'secrets.json', 'secrets.toml', '.streamlit/secrets.toml', '*.tfvars'],
       'rein.sandbox.writable': [],
       'rein.sandbox.network': [],
       'rein.sandbox.bwrap': 'bwrap',

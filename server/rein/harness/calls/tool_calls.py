@@ -24,7 +24,7 @@ from rein.harness.config import HarnessConfig, StuckToolConfig
 from rein.harness.events import Emit, ToolCallEnd, ToolCallStart, ToolCallUpdate
 from rein.harness.messages import ToolCall, ToolResultMessage
 from rein.harness.ports import Model
-from rein.harness.redaction import redact
+from rein.harness.redaction import redact, redact_value
 from rein.harness.run.breaker import ToolMisuseBreaker
 from rein.harness.run.run_record import RunRecord
 from rein.harness.run.run_types import FromConfig, LoopContext
@@ -269,7 +269,8 @@ class ToolExecutor:
                 is_error=result.is_error,
                 content=content,
                 duration_ms=(time.perf_counter() - started) * 1000.0,
-                details=result.details,
+                # Redacted like the content (edit_file's diff may hold a key).
+                details=redact_value(result.details),
                 display=tool.display if tool is not None and not result.is_error else "text",
             )
         )

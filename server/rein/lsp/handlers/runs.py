@@ -192,4 +192,5 @@ async def _attached(server: ReinServer, text: str, attachments: Sequence[Attachm
         workspace.relative,
         str(server.root),
         server.config.approval.deny_globs,
+        server.config.tool_settings().secret_files,
     )
