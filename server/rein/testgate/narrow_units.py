@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 __all__ = [
+    "CHILD",
     "DYNAMIC",
     "LOOKUPS",
     "Unit",
@@ -33,6 +34,45 @@ DIFF_LINES = 4_000
 #: defines ``__getattr__``/``__getattribute__`` (never an identifier).
 DYNAMIC = "<getattr>"
 LOOKUPS = frozenset({"__getattr__", "__getattribute__"})
+#: In a unit's refs: it starts a child process (``subprocess.run``,
+#: ``os.system``, ``sys.executable``, ...), whose code no name shows (a
+#: ``python -c`` string, ``-m pkg``); never an identifier.
+CHILD = "<child>"
+_SPAWNS = frozenset(
+    {
+        "Popen",
+        "check_call",
+        "check_output",
+        "getoutput",
+        "getstatusoutput",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+        "posix_spawn",
+        "posix_spawnp",
+        "run_module",
+        "run_path",
+    }
+)
+#: A module's attributes that start one (``subprocess.run``, ``os.system``).
+_MODULE_SPAWNS = {
+    "subprocess": frozenset({"run", "call"}),
+    "os": frozenset({"system", "popen", "fork", "forkpty"}),
+    "sys": frozenset({"executable"}),
+    "multiprocessing": frozenset({"Process", "Pool", "get_context"}),
+}
+
+
+def _spawns(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _SPAWNS
+    if not isinstance(node, ast.Attribute):
+        return False
+    if node.attr in _SPAWNS:
+        return True
+    owner = node.value.id if isinstance(node.value, ast.Name) else ""
+    return node.attr in _MODULE_SPAWNS.get(owner, ()) or (
+        owner == "os" and node.attr.startswith(("spawn", "exec"))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +91,8 @@ def names_in(*nodes: ast.AST | None) -> frozenset[str]:
         if node is None:
             continue
         for sub in ast.walk(node):
+            if _spawns(sub):
+                found.add(CHILD)
             if isinstance(sub, ast.Name):
                 found.add(sub.id)
             elif isinstance(sub, ast.Attribute):

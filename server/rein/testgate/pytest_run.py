@@ -167,6 +167,11 @@ def pytest_collection_finish(session):
     _emit({"kind": "collected", "count": len(session.items), "at": time.monotonic()})
 
 
+def pytest_runtest_logstart(nodeid, location):
+    # A test that never ends (the gate's time limit) is named by this line.
+    _emit({"kind": "begin", "nodeid": nodeid})
+
+
 def pytest_runtest_logreport(report):
     _emit(_row(report, "test"))
 

@@ -1,0 +1,122 @@
+"""The tests gate on what real projects have (found by driving ``rein run``
+over such projects, explore20): a per-protocol timeout plugin
+(pytest-timeout's design), a test that hangs, a failing doctest, a test
+that runs the changed code in a child process."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.testgate.projects import BAD, GOOD, project, verdict_on
+
+#: pytest-timeout's design in a few lines: one timer armed around a test's
+#: whole protocol (``pytest_runtest_protocol``), failing the test when it
+#: fires. Loaded as ``-p timeout``, the name pytest-timeout registers.
+TIMEOUT_PLUGIN = """import signal
+
+import pytest
+
+
+def _fire(signum, frame):
+    pytest.fail("Timeout >0.5s")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    signal.signal(signal.SIGALRM, _fire)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+"""
+#: The run's change: a loop that never ends for these arguments.
+LOOPS = "def first_n(xs, n):\n    while n == 2:\n        pass\n    return xs[:n]\n"
+TESTS = (
+    "from mod import first_n\n\n\n"
+    "def test_first_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n\n\n"
+    "def test_first_one():\n    assert first_n([1, 2, 3], 1) == [1]\n"
+)
+
+
+async def test_a_test_a_timeout_plugin_stopped_is_blocked_not_hung_on(tmp_path: Path) -> None:
+    """The in-process re-run ran a timed-out test again inside the same
+    protocol, with no timer left: it looped to the gate's time limit and
+    the verdict was "unverified" (120 s with pytest-timeout's
+    ``--timeout``); now it is judged by the fresh re-run, timed."""
+    root = project(
+        tmp_path / "proj",
+        {
+            "mod.py": GOOD,
+            "timeout.py": TIMEOUT_PLUGIN,
+            "pytest.ini": "[pytest]\naddopts = -p timeout\n",
+            "tests/test_mod.py": TESTS,
+        },
+    )
+    started = time.monotonic()
+    outcome = await verdict_on(root, "mod.py", LOOPS, timeoutMs=15_000)
+    assert outcome.unverified is None, outcome.unverified
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py::test_first_two failed: Failed: Timeout >0.5s"
+    ]
+    assert time.monotonic() - started < 12
+
+
+async def test_a_hang_s_timeout_names_the_test_that_was_running(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
+    outcome = await verdict_on(root, "mod.py", LOOPS, timeoutMs=3_000)
+    assert outcome.unverified is not None
+    assert outcome.unverified.endswith("still running then: tests/test_mod.py::test_first_two")
+
+
+async def test_a_failing_doctest_says_what_it_expected_and_got(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "failed: failed", with one frame and no text."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--doctest-modules")
+    doc = '    """\n    >>> first_n([1, 2, 3], 2)\n    [1, 2]\n    """\n'
+    good, bad = (t.replace("\n", "\n" + doc, 1) for t in (GOOD, BAD))
+    tests = "from mod import first_n\n\n\ndef test_one():\n    assert first_n([1], 1) == [1]\n"
+    root = project(tmp_path / "proj", {"mod.py": good, "tests/test_mod.py": tests})
+    outcome = await verdict_on(root, "mod.py", bad)
+    [blocker] = outcome.blockers
+    assert blocker.message == "mod.py::mod.first_n failed: doctest expected [1, 2], got [1, 2, 3]"
+    assert blocker.context is not None
+    assert "Expected:\n    [1, 2]\nGot:\n    [1, 2, 3]" in blocker.context
+    assert "rein-tests" not in blocker.context  # the shadow's path is not the model's
+
+
+CHILD = (
+    "import subprocess\nimport sys\n\nfrom mod import first_n\n\n\n"
+    "def test_short_list():\n    assert first_n([1], 5) == [1]\n\n\n"
+    "def test_in_a_child():\n"
+    "    code = 'from mod import first_n; print(first_n([1, 2, 3], 2))'\n"
+    "    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
+    "    assert out.stdout.strip() == '[1, 2]', out.stderr\n\n\n"
+    "def _cli(*args):\n"
+    "    return subprocess.run([sys.executable, *args], capture_output=True, text=True)\n\n\n"
+    "def test_by_a_helper():\n"
+    "    out = _cli('-c', 'import mod; print(mod.first_n([1, 2, 3], 2))')\n"
+    "    assert out.stdout.strip() == '[1, 2]', out.stderr\n\n\n"
+    "def test_unrelated():\n    assert sys.version_info > (3,)\n"
+)
+
+
+async def test_a_test_running_the_change_in_a_child_process_is_run(tmp_path: Path) -> None:
+    """Per test, only ``test_short_list`` named ``first_n`` (the others'
+    code is a string for ``python -c``): it passed, and so did the verdict,
+    with the two tests the change broke never run."""
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_child.py": CHILD})
+    outcome = await verdict_on(root, "mod.py", BAD)
+    assert sorted(b.message for b in outcome.blockers) == [
+        "tests/test_child.py::test_by_a_helper failed: AssertionError: "
+        "assert '[1, 2, 3]' == '[1, 2]'",
+        "tests/test_child.py::test_in_a_child failed: AssertionError: "
+        "assert '[1, 2, 3]' == '[1, 2]'",
+    ]
+    # Still per test: the test that starts no child and names nothing
+    # reached does not run.
+    assert outcome.detail is not None and outcome.detail.startswith("1 of 3 tests passed")
