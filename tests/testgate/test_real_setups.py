@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.testgate.projects import BAD, GOOD, project, verdict_on
+from rein.disk.disk_workspace import DiskWorkspace
+from tests.testgate.projects import BAD, GOOD, gate_for, project, verdict, verdict_on
 
 #: pytest-timeout's design in a few lines: one timer armed around a test's
 #: whole protocol (``pytest_runtest_protocol``), failing the test when it
@@ -67,7 +68,7 @@ async def test_a_test_a_timeout_plugin_stopped_is_blocked_not_hung_on(tmp_path: 
 
 async def test_a_hang_s_timeout_names_the_test_that_was_running(tmp_path: Path) -> None:
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
-    outcome = await verdict_on(root, "mod.py", LOOPS, timeoutMs=3_000)
+    outcome = await verdict_on(root, "mod.py", LOOPS, timeoutMs=4_000)
     assert outcome.unverified is not None
     assert outcome.unverified.endswith("still running then: tests/test_mod.py::test_first_two")
 
@@ -120,3 +121,33 @@ async def test_a_test_running_the_change_in_a_child_process_is_run(tmp_path: Pat
     # Still per test: the test that starts no child and names nothing
     # reached does not run.
     assert outcome.detail is not None and outcome.detail.startswith("1 of 3 tests passed")
+
+
+async def test_a_sed_temporary_file_is_no_change_at_a_later_verdict_either(
+    tmp_path: Path,
+) -> None:
+    """``sed -i`` made the bug, an edit repaired it: the repair's verdict
+    still counted sed's temporary file (the run's touched paths are the
+    whole run's) as a changed file whose earlier text was unknown, so the
+    undone change was judged, and with a test failing before the run,
+    "unverified" (a project with a ``.git``, explore20)."""
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
+    workspace = DiskWorkspace(root)
+    gate = gate_for(root)
+    try:
+        await gate.before_change([], workspace)  # a command about to run
+        (root / "sedAb12Cd").write_text(BAD)  # sed -i: a temporary file, renamed
+        (root / "sedAb12Cd").replace(root / "mod.py")
+        touched = ("mod.py", "sedAb12Cd")
+        first = await verdict(gate, workspace, *touched)
+        assert [b.message for b in first.blockers] == [
+            "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]",
+            "tests/test_mod.py::test_first_one failed: assert [1, 2] == [1]",
+        ]
+        await gate.before_change(["mod.py"], workspace)  # the repair, an edit
+        (root / "mod.py").write_text(GOOD)
+        again = await verdict(gate, workspace, *touched)
+    finally:
+        await gate.close()
+    assert again.unverified is None and not again.blockers
+    assert again.detail is not None and again.detail.startswith("the run's changes are undone")

@@ -266,10 +266,10 @@ class TestGate:
             return GateOutcome(detail="nothing changed")
         if self._commands_ran:
             await self._walk()
-            # A command's own temporary file (``sed -i``'s), gone as it came.
-            changed = [p for p in changed if not self._never_there(p)]
-            if not changed:
-                return GateOutcome(detail="nothing changed")
+        # A command's own temporary file (``sed -i``'s): at every verdict.
+        changed = [p for p in changed if not self._never_there(p)]
+        if not changed:
+            return GateOutcome(detail="nothing changed")
         try:
             return await self._check(changed, ctx.workspace)
         except (OSError, UnicodeError, ValueError) as exc:
