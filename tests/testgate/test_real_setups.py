@@ -151,3 +151,73 @@ async def test_a_sed_temporary_file_is_no_change_at_a_later_verdict_either(
         await gate.close()
     assert again.unverified is None and not again.blockers
     assert again.detail is not None and again.detail.startswith("the run's changes are undone")
+
+
+async def test_a_module_no_test_imports_and_a_type_checking_block_are_no_hooks(
+    tmp_path: Path,
+) -> None:
+    """click: a typing check under ``tests/typing`` (imported by no test,
+    calling what the change reached at its module level) and
+    ``if t.TYPE_CHECKING:`` imports (never run) each made every verdict
+    run its test files whole."""
+    check = "from mod import first_n\n\nfirst_n([1], 1)\n"
+    user = (
+        "import typing as t\n\nfrom mod import first_n\n\n"
+        "if t.TYPE_CHECKING:\n    from mod import first_n as typed\n\n\n"
+        "def two(xs):\n    return first_n(xs, 2)\n"
+    )
+    tests = (
+        "from user import two\n\n\n"
+        "def test_two():\n    assert two([1, 2, 3]) == [1, 2]\n\n\n"
+        "def test_other():\n    assert True\n"
+    )
+    root = project(
+        tmp_path / "proj",
+        {
+            "mod.py": GOOD,
+            "user.py": user,
+            "tests/typing/check_first.py": check,
+            "tests/test_user.py": tests,
+        },
+    )
+    outcome = await verdict_on(root, "mod.py", BAD)
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_user.py::test_two failed: assert [1, 2, 3] == [1, 2]"
+    ]
+    assert outcome.detail is not None
+    assert outcome.detail.startswith("0 of 1 tests passed"), outcome.detail
+    assert "per test: 1 tests, classes or files" in outcome.detail
+
+
+async def test_definitions_under_a_module_level_if_or_try_are_units(tmp_path: Path) -> None:
+    """click's ``if WIN: def getchar(echo)`` (a platform's functions) was
+    one module-level statement naming what it reached: every verdict ran
+    its test files whole."""
+    user = (
+        "import sys\n\nfrom mod import first_n\n\n"
+        "try:\n    import tomllib\nexcept ImportError:\n    tomllib = None\n\n"
+        "if sys.platform == 'win32':\n\n"
+        "    def two(xs):\n        return first_n(xs, 2)\n\n"
+        "else:\n\n"
+        "    def two(xs):\n        return list(first_n(xs, 2))\n"
+    )
+    tests = (
+        "from user import two\n\n\n"
+        "def test_two():\n    assert two([1, 2, 3]) == [1, 2]\n\n\n"
+        "def test_other():\n    assert True\n"
+    )
+    files = {"mod.py": GOOD, "user.py": user, "tests/test_user.py": tests}
+    root = project(tmp_path / "proj", files)
+    outcome = await verdict_on(root, "mod.py", BAD)
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_user.py::test_two failed: assert [1, 2, 3] == [1, 2]"
+    ]
+    assert outcome.detail is not None
+    assert outcome.detail.startswith("0 of 1 tests passed"), outcome.detail
+    # A change in a branch's definition is a definition's change.
+    branch = user.replace("list(first_n(xs, 2))", "list(first_n(xs, 3))")
+    outcome = await verdict_on(root, "user.py", branch)
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_user.py::test_two failed: assert [1, 2, 3] == [1, 2]"
+    ]
+    assert outcome.detail is not None and "per test: 1 tests" in outcome.detail, outcome.detail

@@ -34,7 +34,8 @@ Not narrowed (the selected files run whole, and the detail says why): a
 changed file that is not a Python module of the selection, whose text
 before the run is not known, that was created or deleted, or does not
 parse; a file too deep for the parser (it says why); a change outside any
-definition (a module docstring, a module-level call, ``if`` or ``try``); a
+definition (a module docstring, a module-level call, an ``if`` or ``try``
+holding more than definitions, imports and plain assignments); a
 change of comments only; a reached name
 in a ``conftest.py`` or in a module-level statement that is no definition
 (a call filling a registry at import); a reached name in a module that

@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rein.testgate.import_graph import has_doctest, scan, under
+from rein.testgate.import_graph import has_doctest, is_init, scan, under
 from rein.testgate.shadow import in_tool_cache
 
 __all__ = [
@@ -150,20 +150,49 @@ def select_tests(
             if not tests.intersection(graph.reach([seed])):
                 reason = f"{seed} is under a tests folder and no test imports it: tests may read it"
                 return everything(reason)
-    reached = graph.reach(seeds)
+    edges: dict[str, set[str]] = {}
+    reached = graph.reach(seeds, edges)
     chains = {t: c for t, c in reached.items() if t in tests}
     if not chains:
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"
         return TestSelection((), False, reason, {}, total)
-    modules = tuple(sorted(f for f in reached if f not in tests or f in project.doctests))
+    # Between the change and a test: what a test file imports, directly or
+    # not. A reached module no test imports (a script, a typing check)
+    # runs in no test: one of the others (its module-level code no hook).
+    between = _upstream(chains, edges, reached)
+    modules = tuple(
+        sorted(f for f in reached if (f in between and f not in tests) or f in project.doctests)
+    )
     others = tuple(
         sorted(
-            f for f in project.files if f.endswith(".py") and f not in reached and f not in tests
+            f
+            for f in project.files
+            if f.endswith(".py") and (f not in reached or f not in between) and f not in tests
         )
     )
     nearest = _nearest(chains, total, max_tests)
     doctests = tuple(f for f in nearest.files if f in project.doctests)
     return replace(nearest, modules=modules, doctests=doctests, others=others)
+
+
+def _upstream(tests: Iterable[str], edges: dict[str, set[str]], reached: Iterable[str]) -> set[str]:
+    """The files from which the change goes on to one of ``tests``, and
+    the reached packages' ``__init__`` files above them."""
+    importers: dict[str, set[str]] = {}
+    for node, files in edges.items():
+        for file in files:
+            importers.setdefault(file, set()).add(node)
+    found = set(tests)
+    queue = list(found)
+    while queue:
+        for node in importers.get(queue.pop(), ()):
+            if node not in found:
+                found.add(node)
+                queue.append(node)
+    # A package's ``__init__`` runs when any of its modules is imported.
+    folders = {f.rsplit("/", end)[0] for f in found for end in range(1, f.count("/") + 1)}
+    inits = {f for f in reached if is_init(f) and f.rpartition("/")[0] in folders}
+    return found | inits
 
 
 def imported_by(root: Path, paths: Iterable[str], tests: Iterable[str]) -> list[str]:
