@@ -221,3 +221,32 @@ async def test_definitions_under_a_module_level_if_or_try_are_units(tmp_path: Pa
         "tests/test_user.py::test_two failed: assert [1, 2, 3] == [1, 2]"
     ]
     assert outcome.detail is not None and "per test: 1 tests" in outcome.detail, outcome.detail
+
+
+async def test_a_project_s_own_dash_n_does_not_distribute_the_gate_s_small_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-n auto`` in the project's ``addopts`` started pytest-xdist's
+    workers for every run of the gate, a tiny one's too (2.6x slower under
+    load, explore20), and its failing tests never ran again in process."""
+    where = tmp_path / "where.txt"
+    monkeypatch.setenv("WHERE_OUT", str(where))
+    tests = TESTS + (
+        "\n\ndef test_where():\n    import os\n\n"
+        "    with open(os.environ['WHERE_OUT'], 'a') as out:\n"
+        "        out.write(os.environ.get('PYTEST_XDIST_WORKER', 'main') + '\\n')\n"
+        "    assert first_n([1, 2, 3], 3) == [1, 2, 3]\n"
+    )
+    files = {
+        "mod.py": GOOD,
+        # Loaded by name: this suite's pytest loads no plugin by itself.
+        "pytest.ini": "[pytest]\naddopts = -p xdist -n 2\n",
+        "tests/test_mod.py": tests,
+    }
+    root = project(tmp_path / "proj", files)
+    outcome = await verdict_on(root, "mod.py", BAD)
+    assert sorted(b.message for b in outcome.blockers) == [
+        "tests/test_mod.py::test_first_one failed: assert [1, 2] == [1]",
+        "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]",
+    ]
+    assert set(where.read_text().split()) == {"main"}

@@ -78,6 +78,7 @@ from rein.testgate.junit import Outcome, TestResult
 from rein.testgate.pytest_call import PytestCall
 from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
 from rein.testgate.rerun_in_process import RERUN_PLUGIN, write_rerun_plugin
+from rein.testgate.selection import distributed
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
@@ -366,6 +367,11 @@ def pytest_call(
     argv += ["--tb=native", "--continue-on-collection-errors"]
     if xdist:
         argv += ["-p", "xdist", "-n", "auto"]
+    elif distributed(root):
+        # The project's ``-n auto``: workers for a run of a few tests, the
+        # re-run and the baseline's too (a tiny run 2-3x slower), and no
+        # in-process re-run there. The gate decides (the last ``-n`` wins).
+        argv += ["-n", "0"]
     argv += ["--maxfail=0"]
     paths = [str(plugin_dir), str(root)]
     if (root / "src").is_dir():

@@ -45,6 +45,7 @@ from rein.testgate.shadow import in_tool_cache
 
 __all__ = [
     "TestSelection",
+    "distributed",
     "find_test_files",
     "imported_by",
     "pytest_configured",
@@ -102,6 +103,7 @@ class _Config:
     norecurse: tuple[str, ...] = ()
     doctest_glob: bool = False
     doctest_modules: bool = False
+    distributed: bool = False
 
 
 def select_tests(
@@ -307,7 +309,18 @@ def _read_config(root: Path) -> _Config:
         norecurse=_words(values.get("norecursedirs")),
         doctest_glob=doctests and "doctest-glob" in " ".join(addopts),
         doctest_modules=doctests and "--doctest-modules" in addopts,
+        distributed=any(_numprocesses(arg) for arg in addopts),
     )
+
+
+def distributed(root: Path) -> bool:
+    """The project's options (``addopts``, ``PYTEST_ADDOPTS``) give
+    pytest-xdist's ``-n``: its every run would start workers."""
+    return _read_config(root).distributed
+
+
+def _numprocesses(arg: str) -> bool:
+    return (arg.startswith("-n") and not arg.startswith("--")) or arg.startswith("--numprocesses")
 
 
 def _doctest_plugin(args: Sequence[str]) -> bool:
