@@ -250,3 +250,24 @@ async def test_a_project_s_own_dash_n_does_not_distribute_the_gate_s_small_runs(
         "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]",
     ]
     assert set(where.read_text().split()) == {"main"}
+
+
+async def test_a_changed_test_file_missing_a_module_before_the_run_too_blocks_nothing(
+    tmp_path: Path,
+) -> None:
+    """A test file that needs a module the interpreter lacks (an optional
+    dependency) did not import before the run either: the run that added a
+    test to it was blocked at once, a blocker no repair can fix."""
+    needs = "import not_installed_here\n\n\ndef test_x():\n    pass\n"
+    files = {"mod.py": GOOD, "tests/test_mod.py": TESTS, "tests/test_needs.py": needs}
+    root = project(tmp_path / "proj", files)
+    outcome = await verdict_on(root, "tests/test_needs.py", needs + "\n\ndef test_y():\n    pass\n")
+    assert outcome.blockers == []
+    assert outcome.detail is not None
+    assert "failing before the run too (not blocking): tests/test_needs.py" in outcome.detail
+    # The run's own missing import still blocks.
+    added = "import not_installed_here\n" + TESTS
+    outcome = await verdict_on(root, "tests/test_mod.py", added)
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py cannot be collected (the test file does not import)"
+    ]

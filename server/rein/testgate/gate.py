@@ -82,6 +82,7 @@ from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.before_commands import TextsBeforeCommands
 from rein.testgate.judging import (
     against_baseline,
+    broke_import,
     could_not_judge,
     not_passed,
     passed_again,
@@ -414,8 +415,7 @@ class TestGate:
             )
         if first.unverified is not None or first.nothing_collected:
             return could_not_judge(first, selection, changed, shadow)
-        # A changed test file that does not import is the run's.
-        broken = [r for r in first.failing if r.collection_error and r.file in changed]
+        broken = [r for r in first.failing if broke_import(r, changed)]
         failing = [r for r in first.failing if r not in broken]
         flaky: list[str] = []
         pre_existing: list[str] = []
