@@ -271,3 +271,38 @@ async def test_a_changed_test_file_missing_a_module_before_the_run_too_blocks_no
     assert [b.message for b in outcome.blockers] == [
         "tests/test_mod.py cannot be collected (the test file does not import)"
     ]
+
+
+CACHED = (
+    "import functools\n\n\n@functools.lru_cache\ndef table():\n"
+    "    return {'a': 1, 'b': 2}\n\n\ndef lookup(k):\n    return table()[k]\n"
+)
+
+
+async def test_a_cached_function_s_change_runs_the_tests_its_cache_served(
+    tmp_path: Path,
+) -> None:
+    """The first verdict recorded ``test_a`` running ``table`` and
+    ``test_b`` served by its cache (``table``'s code never ran under it);
+    a later change of ``table`` ran ``test_a`` alone, by coverage, and
+    passed with ``test_b`` broken."""
+    tests = (
+        "from mod import lookup, table\n\n\n"
+        "def test_a():\n    assert table()['a'] == 1\n\n\n"
+        "def test_b():\n    assert lookup('b') == 2\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": CACHED, "tests/test_mod.py": tests})
+    recorded = CACHED.replace("{'a': 1, 'b': 2}", "dict(a=1, b=2)")
+    workspace = DiskWorkspace(root)
+    gate = gate_for(root)
+    try:
+        for text in (recorded, recorded.replace("b=2", "b=3")):
+            await gate.before_change(["mod.py"], workspace)
+            (root / "mod.py").write_text(text)
+            outcome = await verdict(gate, workspace, "mod.py")
+            gate.on_validated(2)
+    finally:
+        await gate.close()
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py::test_b failed: AssertionError: assert 3 == 2"
+    ]
