@@ -306,3 +306,33 @@ async def test_a_cached_function_s_change_runs_the_tests_its_cache_served(
     assert [b.message for b in outcome.blockers] == [
         "tests/test_mod.py::test_b failed: AssertionError: assert 3 == 2"
     ]
+
+
+async def test_a_project_s_cache_options_work_and_remember_no_earlier_verdict(
+    tmp_path: Path,
+) -> None:
+    """``--lf`` (or ``--ff``, ``--sw``) in ``addopts`` was a usage error
+    under the gate's ``-p no:cacheprovider``: every verdict unverified.
+    The cache is kept, empty at each run: ``--lf`` never narrows a verdict
+    to the tests an earlier one saw failing."""
+    root = project(
+        tmp_path / "proj",
+        {"mod.py": GOOD, "pytest.ini": "[pytest]\naddopts = --lf\n", "tests/test_mod.py": TESTS},
+    )
+    workspace = DiskWorkspace(root)
+    gate = gate_for(root)
+    blocked: list[list[str]] = []
+    try:
+        for broken in (1, 2):  # each breaks one test
+            text = GOOD.replace("xs[:n]", f"xs[:n] if n != {broken} else []")
+            await gate.before_change(["mod.py"], workspace)
+            (root / "mod.py").write_text(text)
+            outcome = await verdict(gate, workspace, "mod.py")
+            assert outcome.unverified is None, outcome.unverified
+            blocked.append([b.message for b in outcome.blockers])
+    finally:
+        await gate.close()
+    assert blocked == [
+        ["tests/test_mod.py::test_first_one failed: assert [] == [1]"],
+        ["tests/test_mod.py::test_first_two failed: assert [] == [1, 2]"],
+    ]

@@ -50,6 +50,7 @@ __all__ = [
     "imported_by",
     "pytest_configured",
     "select_tests",
+    "uses_cache",
 ]
 
 #: Folders never walked (besides hidden ones and virtual environments).
@@ -104,6 +105,7 @@ class _Config:
     doctest_glob: bool = False
     doctest_modules: bool = False
     distributed: bool = False
+    cached: bool = False
 
 
 def select_tests(
@@ -310,7 +312,25 @@ def _read_config(root: Path) -> _Config:
         doctest_glob=doctests and "doctest-glob" in " ".join(addopts),
         doctest_modules=doctests and "--doctest-modules" in addopts,
         distributed=any(_numprocesses(arg) for arg in addopts),
+        cached=any(arg.split("=")[0] in _CACHE_OPTIONS for arg in addopts),
     )
+
+
+#: pytest's options that need its cache plugin (``cacheprovider``, ``stepwise``).
+_CACHE_OPTIONS = frozenset(
+    {
+        *("--lf", "--last-failed", "--ff", "--failed-first", "--nf", "--new-first"),
+        *("--lfnf", "--last-failed-no-failures", "--cache-show", "--cache-clear"),
+        *("--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--sw-reset", "--stepwise-reset"),
+    }
+)
+
+
+def uses_cache(root: Path) -> bool:
+    """The project's options (``addopts``, ``PYTEST_ADDOPTS``) use pytest's
+    cache (``--ff``, ``--lf``, ``--sw``): without its plugin, pytest does
+    not know them."""
+    return _read_config(root).cached
 
 
 def distributed(root: Path) -> bool:
