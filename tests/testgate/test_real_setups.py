@@ -336,3 +336,32 @@ async def test_a_project_s_cache_options_work_and_remember_no_earlier_verdict(
         ["tests/test_mod.py::test_first_one failed: assert [] == [1]"],
         ["tests/test_mod.py::test_first_two failed: assert [] == [1, 2]"],
     ]
+
+
+async def test_a_data_file_a_command_changed_is_judged_against_its_earlier_text(
+    tmp_path: Path,
+) -> None:
+    """A CSV the tests read, changed by a command (``sed -i``): its text
+    before was not kept (only Python and configuration suffixes were), so
+    the test it broke "failed before the run too" as far as the gate
+    knew, and the verdict was unverified."""
+    load = (
+        "from pathlib import Path\n\n\ndef load():\n"
+        "    rows = Path(__file__).with_name('data.csv').read_text().splitlines()\n"
+        "    return dict(r.split(',') for r in rows)\n"
+    )
+    tests = "from mod import load\n\n\ndef test_b():\n    assert load()['b'] == '2'\n"
+    files = {"mod.py": load, "data.csv": "a,1\nb,2\n", "tests/test_mod.py": tests}
+    root = project(tmp_path / "proj", files)
+    workspace = DiskWorkspace(root)
+    gate = gate_for(root)
+    try:
+        await gate.before_change([], workspace)  # a command about to run
+        (root / "data.csv").write_text("a,1\nb,3\n")
+        outcome = await verdict(gate, workspace, "data.csv")
+    finally:
+        await gate.close()
+    assert outcome.unverified is None, outcome.unverified
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py::test_b failed: AssertionError: assert '3' == '2'"
+    ]
