@@ -365,3 +365,35 @@ async def test_a_data_file_a_command_changed_is_judged_against_its_earlier_text(
     assert [b.message for b in outcome.blockers] == [
         "tests/test_mod.py::test_b failed: AssertionError: assert '3' == '2'"
     ]
+
+
+async def test_a_module_a_package_s_init_imports_is_between_the_change_and_its_tests(
+    tmp_path: Path,
+) -> None:
+    """``from pkg.registry import get`` runs ``pkg/__init__.py``, which
+    imports ``pkg/plugin.py``, whose module-level call fills the registry
+    with what the change computes: that call is a hook (the test files
+    run whole), though the graph has no edge from the package to the test
+    (which imports ``pkg/registry.py`` alone)."""
+    files = {
+        "mod.py": GOOD,
+        "pkg/__init__.py": "from . import plugin\n",
+        "pkg/registry.py": (
+            "TABLE = {}\n\n\ndef register(key, value):\n    TABLE[key] = value\n\n\n"
+            "def get(key):\n    return TABLE[key]\n"
+        ),
+        "pkg/plugin.py": (
+            "from mod import first_n\nfrom pkg.registry import register\n\n"
+            "register('two', first_n([1, 2, 3], 2))\n"
+        ),
+        "tests/test_two.py": (
+            "from mod import first_n\nfrom pkg.registry import get\n\n\n"
+            "def test_two():\n    assert get('two') == [1, 2]\n\n\n"
+            "def test_direct():\n    assert first_n([1], 5) == [1]\n"
+        ),
+    }
+    root = project(tmp_path / "proj", files)
+    outcome = await verdict_on(root, "mod.py", BAD)
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_two.py::test_two failed: assert [1, 2, 3] == [1, 2]"
+    ]

@@ -180,23 +180,23 @@ def select_tests(
 
 
 def _upstream(tests: Iterable[str], edges: dict[str, set[str]], reached: Iterable[str]) -> set[str]:
-    """The files from which the change goes on to one of ``tests``, and
-    the reached packages' ``__init__`` files above them."""
+    """The files from which the change goes on to one of ``tests`` or to a
+    reached package ``__init__``."""
     importers: dict[str, set[str]] = {}
     for node, files in edges.items():
         for file in files:
             importers.setdefault(file, set()).add(node)
-    found = set(tests)
-    queue = list(found)
+    # A package's ``__init__`` runs when any module of the package is
+    # imported, which the graph does not show (``from pkg.mod import x``
+    # depends on ``pkg/mod.py`` alone): every reached one is between.
+    found: set[str] = set()
+    queue = [*tests, *(f for f in reached if is_init(f))]
     while queue:
-        for node in importers.get(queue.pop(), ()):
-            if node not in found:
-                found.add(node)
-                queue.append(node)
-    # A package's ``__init__`` runs when any of its modules is imported.
-    folders = {f.rsplit("/", end)[0] for f in found for end in range(1, f.count("/") + 1)}
-    inits = {f for f in reached if is_init(f) and f.rpartition("/")[0] in folders}
-    return found | inits
+        node = queue.pop()
+        if node not in found:
+            found.add(node)
+            queue.extend(importers.get(node, ()))
+    return found
 
 
 def imported_by(root: Path, paths: Iterable[str], tests: Iterable[str]) -> list[str]:
