@@ -107,7 +107,12 @@ async def test_tests_past_the_time_limit_are_unverified(tmp_path: Path) -> None:
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_slow.py": slow})
     outcome = await verdict_on(root, "mod.py", BAD, timeoutMs=1_000)
 
-    assert outcome.unverified == "the tests did not finish within 1 s (gates.tests.timeoutMs)"
+    # Then "; still running then: tests/test_slow.py::test_slow" when pytest
+    # reached the test within the second (test_real_setups.py).
+    assert outcome.unverified is not None
+    assert outcome.unverified.startswith(
+        "the tests did not finish within 1 s (gates.tests.timeoutMs)"
+    )
 
 
 async def test_an_aborted_verdict_ends_the_tests_process_group(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ DATA_TESTS = """from pathlib import Path
 
 
 def test_table():
-    assert (Path(__file__).parent / "table.csv").read_text() == "a,b\\n"
+    assert (Path(__file__).parent / "table.dat").read_text() == "a,b\\n"
 """
 
 
@@ -95,16 +95,16 @@ async def test_a_file_a_command_deleted_is_a_change_not_a_temporary_file(
 ) -> None:
     root = project(
         tmp_path / "p",
-        {"mod.py": GOOD, "tests/test_data.py": DATA_TESTS, "tests/table.csv": "a,b\n"},
+        {"mod.py": GOOD, "tests/test_data.py": DATA_TESTS, "tests/table.dat": "a,b\n"},
     )
     ws = FakeWorkspace({"mod.py": GOOD}, root=str(root))
     gate = gate_for(root)
     await gate.before_change([], ws)  # walk before the command
-    (root / "tests" / "table.csv").unlink()  # the command: rm tests/table.csv
-    out = await verdict(gate, ws, 1, "tests/table.csv")
+    (root / "tests" / "table.dat").unlink()  # the command: rm tests/table.dat
+    out = await verdict(gate, ws, 1, "tests/table.dat")
     assert out.detail != "nothing changed"
-    # Its earlier text is not kept (a .csv): the failing test cannot be judged.
-    assert out.unverified is not None and "tests/table.csv" in out.unverified
+    # Its earlier text is not kept (a .dat): the failing test cannot be judged.
+    assert out.unverified is not None and "tests/table.dat" in out.unverified
 
 
 async def test_a_tool_edit_after_a_command_keeps_the_text_before_the_command(

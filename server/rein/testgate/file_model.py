@@ -3,7 +3,8 @@
 (every function and method, nested ones inside their outer one,
 decorators left out), each by the hash of its syntax tree; its
 *skeleton*: everything else, what runs at import (imports, constants,
-class bodies, decorators, module-level statements). The syntax trees are
+class bodies, decorators, module-level statements), and a memoized
+function's code (its cache serves tests that never run it). The syntax trees are
 compared, not the text: a comment or a moved line changes nothing."""
 
 from __future__ import annotations
@@ -41,6 +42,20 @@ class FileModel:
         return MODULE
 
 
+def _memoized(decorators: Sequence[ast.expr]) -> bool:
+    """A cache's decorator (``functools.cache``, ``lru_cache(...)``,
+    ``cached_property``, ``cachetools.cached``, a ``memoize``): the
+    function runs under the first test that calls it, and its result
+    serves the later ones, whose records never show it ran. Its code is
+    then the skeleton's: a change of it is no function's alone."""
+    for decorator in decorators:
+        node = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+        if "cache" in name.lower() or "memo" in name.lower():
+            return True
+    return False
+
+
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -69,7 +84,8 @@ def model_of(text: str) -> FileModel | None:
                 node.decorator_list = decorators
                 start = min([node.lineno, *(d.lineno for d in decorators)])
                 spans.append((start, node.end_lineno or node.lineno, name))
-                parts.append(f"def {name} {[ast.dump(d) for d in decorators]}")
+                kept = functions[name] if _memoized(decorators) else ""
+                parts.append(f"def {name} {[ast.dump(d) for d in decorators]} {kept}")
             elif isinstance(node, ast.ClassDef):
                 head = [ast.dump(x) for x in (*node.bases, *node.keywords, *node.decorator_list)]
                 inner = walk(node.body, f"{prefix}{node.name}.")

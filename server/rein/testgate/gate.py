@@ -82,6 +82,7 @@ from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.before_commands import TextsBeforeCommands
 from rein.testgate.judging import (
     against_baseline,
+    broke_import,
     could_not_judge,
     not_passed,
     passed_again,
@@ -266,10 +267,10 @@ class TestGate:
             return GateOutcome(detail="nothing changed")
         if self._commands_ran:
             await self._walk()
-            # A command's own temporary file (``sed -i``'s), gone as it came.
-            changed = [p for p in changed if not self._never_there(p)]
-            if not changed:
-                return GateOutcome(detail="nothing changed")
+        # A command's own temporary file (``sed -i``'s): at every verdict.
+        changed = [p for p in changed if not self._never_there(p)]
+        if not changed:
+            return GateOutcome(detail="nothing changed")
         try:
             return await self._check(changed, ctx.workspace)
         except (OSError, UnicodeError, ValueError) as exc:
@@ -414,8 +415,7 @@ class TestGate:
             )
         if first.unverified is not None or first.nothing_collected:
             return could_not_judge(first, selection, changed, shadow)
-        # A changed test file that does not import is the run's.
-        broken = [r for r in first.failing if r.collection_error and r.file in changed]
+        broken = [r for r in first.failing if broke_import(r, changed)]
         failing = [r for r in first.failing if r not in broken]
         flaky: list[str] = []
         pre_existing: list[str] = []

@@ -175,10 +175,13 @@ class ImportGraph:
         own = self._defines.get(file, frozenset())
         return None if "__getattr__" in own else names | own
 
-    def reach(self, seeds: list[str]) -> dict[str, tuple[str, ...]]:
+    def reach(
+        self, seeds: list[str], edges: dict[str, set[str]] | None = None
+    ) -> dict[str, tuple[str, ...]]:
         """Every file the seeds reach -> its shortest chain from a seed. A
         seed that is a package ``__init__`` reaches the files of its package
-        first (importing any of them runs it)."""
+        first (importing any of them runs it). ``edges``, when given, gets
+        each reached file's importers the change goes on to."""
         parent: dict[str, str | None] = {}
         state: dict[str, _State] = {}
         queue: deque[str] = deque()
@@ -225,6 +228,8 @@ class ImportGraph:
                 folder = node.rpartition("/")[0]
                 found.extend((t, None) for t in self._tests if not folder or under(t, folder))
             for file, names in sorted(found, key=lambda item: item[0]):
+                if edges is not None and file != node:
+                    edges.setdefault(node, set()).add(file)
                 if file != node and state.get(file, frozenset()) is not None:
                     visit(file, self._in_init(file, names), node)
         chains: dict[str, tuple[str, ...]] = {}

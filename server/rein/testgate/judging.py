@@ -17,12 +17,23 @@ from rein.testgate.shadow import Shadow
 
 __all__ = [
     "against_baseline",
+    "broke_import",
     "could_not_judge",
     "not_passed",
     "passed_again",
     "reported",
     "unreachable",
 ]
+
+
+def broke_import(result: TestResult, changed: Sequence[str]) -> bool:
+    """A test file the run changed does not import: the run's, a blocker at
+    once; but not for a module not found (an optional dependency may be
+    missing before the run too: the baseline judges it, as it judges any
+    file's)."""
+    if not result.collection_error or result.file not in changed:
+        return False
+    return "ModuleNotFoundError" not in result.message
 
 
 def against_baseline(

@@ -34,7 +34,8 @@ Not narrowed (the selected files run whole, and the detail says why): a
 changed file that is not a Python module of the selection, whose text
 before the run is not known, that was created or deleted, or does not
 parse; a file too deep for the parser (it says why); a change outside any
-definition (a module docstring, a module-level call, ``if`` or ``try``); a
+definition (a module docstring, a module-level call, an ``if`` or ``try``
+holding more than definitions, imports and plain assignments); a
 change of comments only; a reached name
 in a ``conftest.py`` or in a module-level statement that is no definition
 (a call filling a registry at import); a reached name in a module that
@@ -56,6 +57,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from rein.testgate.narrow_units import (
+    CHILD,
     DYNAMIC,
     Unit,
     bound_names,
@@ -251,6 +253,7 @@ class Narrower:
         ]
         for test in tests:
             helpers.extend((test.path, u) for u in test.helpers)
+        tested = {test.path for test in tests}
         reached, hooks = _closure(names, helpers)
         if hooks:
             return hooks[0]
@@ -261,10 +264,15 @@ class Narrower:
                     f"{path} looks names up by a computed getattr (or defines __getattr__): "
                     "what a change of it reaches cannot be told"
                 )
+        # A test that starts a child process (itself, or by a helper or
+        # fixture of its file or a conftest.py) runs code no name shows
+        # (``python -c "..."``, ``-m pkg``): kept whenever its file is.
+        spawning = [(p, u) for p, u in helpers if p in tested or _conftest(p)]
+        child, _ = _closure((CHILD,), spawning)
         only = [*whole]
         collected = set(whole)
         for test in tests:
-            kept = test.naming(reached)
+            kept = test.naming(reached | child)
             only.extend(kept)
             if kept or test.imports & reached:
                 collected.add(test.path)
@@ -389,6 +397,10 @@ def _closure(
                 reached.add(bound)
                 queue.append(bound)
     return frozenset(reached), hooks
+
+
+def _conftest(path: str) -> bool:
+    return path.rpartition("/")[2] == "conftest.py"
 
 
 def _test_name(name: str) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 __all__ = [
+    "CHILD",
     "DYNAMIC",
     "LOOKUPS",
     "Unit",
@@ -33,6 +34,45 @@ DIFF_LINES = 4_000
 #: defines ``__getattr__``/``__getattribute__`` (never an identifier).
 DYNAMIC = "<getattr>"
 LOOKUPS = frozenset({"__getattr__", "__getattribute__"})
+#: In a unit's refs: it starts a child process (``subprocess.run``,
+#: ``os.system``, ``sys.executable``, ...), whose code no name shows (a
+#: ``python -c`` string, ``-m pkg``); never an identifier.
+CHILD = "<child>"
+_SPAWNS = frozenset(
+    {
+        "Popen",
+        "check_call",
+        "check_output",
+        "getoutput",
+        "getstatusoutput",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+        "posix_spawn",
+        "posix_spawnp",
+        "run_module",
+        "run_path",
+    }
+)
+#: A module's attributes that start one (``subprocess.run``, ``os.system``).
+_MODULE_SPAWNS = {
+    "subprocess": frozenset({"run", "call"}),
+    "os": frozenset({"system", "popen", "fork", "forkpty"}),
+    "sys": frozenset({"executable"}),
+    "multiprocessing": frozenset({"Process", "Pool", "get_context"}),
+}
+
+
+def _spawns(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _SPAWNS
+    if not isinstance(node, ast.Attribute):
+        return False
+    if node.attr in _SPAWNS:
+        return True
+    owner = node.value.id if isinstance(node.value, ast.Name) else ""
+    return node.attr in _MODULE_SPAWNS.get(owner, ()) or (
+        owner == "os" and node.attr.startswith(("spawn", "exec"))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +91,8 @@ def names_in(*nodes: ast.AST | None) -> frozenset[str]:
         if node is None:
             continue
         for sub in ast.walk(node):
+            if _spawns(sub):
+                found.add(CHILD)
             if isinstance(sub, ast.Name):
                 found.add(sub.id)
             elif isinstance(sub, ast.Attribute):
@@ -120,27 +162,75 @@ def _dunder(name: str) -> bool:
 def module_units(tree: ast.Module, *, refs: bool = True) -> list[Unit]:
     """A module's definitions (see the module docstring); without
     ``refs``, their names only (cheaper)."""
-    see = names_in if refs else _none
     units: list[Unit] = []
-    for node in tree.body:
-        if is_def(node):
+    _units(tree.body, names_in if refs else _none, units, refs=refs)
+    return units
+
+
+def _units(
+    body: Sequence[ast.stmt],
+    see: Callable[..., frozenset[str]],
+    units: list[Unit],
+    *,
+    refs: bool,
+) -> None:
+    for node in body:
+        if _branches(node):
+            # ``if WIN: def getchar(...)``, ``try: import x except ...``:
+            # the definitions in the branches are units of their own; the
+            # test (or the exception's type) runs at import.
+            assert isinstance(node, ast.If | ast.Try)
+            if isinstance(node, ast.If):
+                end = node.test.end_lineno or node.lineno
+                units.append(Unit(node.lineno, end, frozenset(), see(node.test), True))
+                _units([*node.body, *node.orelse], see, units, refs=refs)
+                continue
+            for handler in node.handlers:
+                last = (handler.type.end_lineno if handler.type else None) or handler.lineno
+                kind = see(handler.type) if handler.type else frozenset()
+                units.append(Unit(handler.lineno, last, frozenset(), kind, True))
+                _units(handler.body, see, units, refs=refs)
+            _units([*node.body, *node.orelse, *node.finalbody], see, units, refs=refs)
+        elif is_def(node):
             binds = frozenset({node.name}) | fixture_names(node)
             units.append(Unit(first_line(node), last_line(node), binds, see(node)))
         elif isinstance(node, ast.ClassDef):
             units.extend(_class_units(node, see))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             units.extend(import_units(node, refs=refs))
-        elif _main_guard(node):
+        elif _main_guard(node) or _type_checking(node):
             # ``if __name__ == "__main__":`` never runs when a test imports
-            # the module: it names nothing (a change in it is still outside
-            # any definition).
+            # the module, nor ``if TYPE_CHECKING:``: it names nothing (a
+            # change in it is still outside any definition).
             units.append(Unit(first_line(node), last_line(node), frozenset(), frozenset()))
         else:
             loose = not isinstance(node, ast.Assign | ast.AnnAssign)
             units.append(
                 Unit(first_line(node), last_line(node), bound_names(node), see(node), loose)
             )
-    return units
+
+
+def _branches(node: ast.stmt) -> bool:
+    """A module-level ``if`` or ``try`` whose branches hold only
+    definitions, imports, assignments and such branches (no call)."""
+    if isinstance(node, ast.If) and not (_main_guard(node) or _type_checking(node)):
+        inner = [*node.body, *node.orelse]
+    elif isinstance(node, ast.Try):
+        inner = [*node.body, *node.orelse, *node.finalbody]
+        inner += [stmt for handler in node.handlers for stmt in handler.body]
+    else:
+        return False
+    simple = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom
+    return all(
+        isinstance(n, simple | ast.Pass)
+        or (isinstance(n, ast.Assign | ast.AnnAssign) and not _calls(n))
+        or _branches(n)
+        for n in inner
+    )
+
+
+def _calls(node: ast.AST) -> bool:
+    return any(isinstance(sub, ast.Call) for sub in ast.walk(node))
 
 
 def _main_guard(node: ast.stmt) -> bool:
@@ -156,6 +246,16 @@ def _main_guard(node: ast.stmt) -> bool:
     named = any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides)
     main = any(isinstance(n, ast.Constant) and n.value == "__main__" for n in sides)
     return named and main
+
+
+def _type_checking(node: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` (``typing.``, ``t.``), with no ``else``."""
+    if not isinstance(node, ast.If) or node.orelse:
+        return False
+    test = node.test
+    if isinstance(test, ast.Attribute):
+        return test.attr == "TYPE_CHECKING"
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
 
 
 def units_without_refs(tree: ast.Module) -> list[Unit]:

@@ -69,6 +69,7 @@ pytest runs it, :mod:`rein.testgate.warm`):
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,7 @@ from rein.testgate.junit import Outcome, TestResult
 from rein.testgate.pytest_call import PytestCall
 from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
 from rein.testgate.rerun_in_process import RERUN_PLUGIN, write_rerun_plugin
+from rein.testgate.selection import distributed, uses_cache
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
@@ -165,6 +167,11 @@ def pytest_collection_finish(session):
     # How many tests will run: the gate's waves weigh what is left.
     # (The clock is the machine's: the gate's own monotonic time.)
     _emit({"kind": "collected", "count": len(session.items), "at": time.monotonic()})
+
+
+def pytest_runtest_logstart(nodeid, location):
+    # A test that never ends (the gate's time limit) is named by this line.
+    _emit({"kind": "begin", "nodeid": nodeid})
 
 
 def pytest_runtest_logreport(report):
@@ -293,6 +300,18 @@ def pytest_command(
     return pytest_call(python, shadow, targets, report, **options).shell()
 
 
+def _cache(shadow: Shadow) -> list[str]:
+    """pytest's cache off; kept for a project whose options use it (``--ff``
+    in ``addopts`` was a usage error, every verdict unverified), in a
+    folder of the shadow's own emptied before each run: it remembers no
+    earlier run's failures (``--lf`` runs all)."""
+    if not uses_cache(shadow.root):
+        return ["-p", "no:cacheprovider"]
+    folder = shadow.own("cache")
+    shutil.rmtree(folder, ignore_errors=True)
+    return ["-o", f"cache_dir={folder}"]
+
+
 def pytest_call(
     python: str,
     shadow: Shadow,
@@ -329,7 +348,7 @@ def pytest_call(
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
     root = shadow.root
     start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket, warm.token]
-    argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
+    argv = [python, *start, *(targets or ()), "-q", *_cache(shadow)]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
     env: list[tuple[str, str]] = []
     if again:
@@ -361,6 +380,11 @@ def pytest_call(
     argv += ["--tb=native", "--continue-on-collection-errors"]
     if xdist:
         argv += ["-p", "xdist", "-n", "auto"]
+    elif distributed(root):
+        # The project's ``-n auto``: workers for a run of a few tests, the
+        # re-run and the baseline's too (a tiny run 2-3x slower), and no
+        # in-process re-run there. The gate decides (the last ``-n`` wins).
+        argv += ["-n", "0"]
     argv += ["--maxfail=0"]
     paths = [str(plugin_dir), str(root)]
     if (root / "src").is_dir():

@@ -4,6 +4,7 @@ the changed files it reaches, cut to a budget) and the verdict's detail."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,8 @@ CONTEXT_BUDGET = 3_000
 _MAX_FRAMES = 12
 _OUTPUT_TAIL = 800
 _MESSAGE_CHARS = 800
+#: ``path:line: Kind``, the location line closing a failure's text.
+_LOCATION = re.compile(r"^\S+:\d+: \w+$")
 #: Names listed in the detail, per kind.
 _MAX_NAMED = 10
 
@@ -43,6 +46,26 @@ def _location(result: TestResult, frames: Sequence[Frame]) -> tuple[str | None, 
     return result.file, (result.line - 1) if result.line else None
 
 
+def _said(text: str) -> str:
+    """A one-line message from a failure's text when pytest gave none: a
+    doctest's expected and got values, or its unexpected exception; else
+    the text's last line that is not a location."""
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
+        if line.startswith("UNEXPECTED EXCEPTION:"):
+            return line
+        if line == "Expected:" and "Got:" in lines[at + 1 :]:
+            got = at + 1 + lines[at + 1 :].index("Got:")
+            want = " ".join(x.strip() for x in lines[at + 1 : got][:3])
+            after = [*lines[got + 1 :], ""]
+            had = " ".join(x.strip() for x in after[: after.index("")][:3])
+            return f"doctest expected {want}, got {had}"
+        if line.startswith("Expected nothing") or line.startswith("Expected:"):
+            return line
+    rest = [x.strip() for x in lines if x.strip() and not _LOCATION.match(x.strip())]
+    return rest[-1] if rest else ""
+
+
 def _reaches(result: TestResult, selection: TestSelection, changed: Sequence[str]) -> str | None:
     chain = selection.chains.get(result.file or "") if result.file else None
     if not chain:
@@ -59,7 +82,14 @@ def blocker_for(
     that cannot be collected)."""
     frames = workspace_frames(result.text, shadow.relative)
     path, line = _location(result, frames)
-    first = (result.message or result.outcome).strip().splitlines()
+    # A failure without pytest's one-line crash message (a doctest's): its
+    # text says what went wrong, the frames alone do not.
+    bare = not result.message.strip() and bool(result.text.strip())
+    first = (result.message or _said(result.text) or result.outcome).strip().splitlines()
+    if len(first) > 1 and first[0].rstrip().endswith(":"):
+        # An empty assertion message (``assert x, out.stderr`` with no
+        # stderr): the assertion is on the next line.
+        first[0] = f"{first[0].rstrip()} {first[1].strip()}"
     if result.collection_error:
         message = f"{result.node_id} cannot be collected (the test file does not import)"
     else:
@@ -67,6 +97,9 @@ def blocker_for(
     parts: list[str] = []
     if result.message.strip() and (len(first) > 1 or result.collection_error):
         parts.append(_cut(result.message, _MESSAGE_CHARS))
+    if bare and frames:
+        text = result.text.replace(f"{shadow.root}/", "")
+        parts.append(_cut(text, _MESSAGE_CHARS, tail=True))
     if frames:
         parts.append(
             "traceback (frames in the workspace):\n" + describe_frames(frames[-_MAX_FRAMES:])

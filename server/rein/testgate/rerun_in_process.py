@@ -93,9 +93,17 @@ def _outcome(reports):
     return "passed"
 
 
+def _timed(config):
+    # pytest-timeout arms its timer once around a test's whole protocol:
+    # a second call in it would run with no timer (a hang it had stopped
+    # would hang the run to the gate's time limit). The fresh re-run, a
+    # protocol of its own, is timed.
+    return config.pluginmanager.has_plugin("timeout")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    if runtestprotocol is None or _report._state["worker"]:
+    if runtestprotocol is None or _report._state["worker"] or _timed(item.config):
         return None
     hook = item.ihook
     hook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)

@@ -21,6 +21,7 @@ collected) is :attr:`TestRun.nothing_collected`.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import shlex
 from collections.abc import Callable, Sequence
@@ -255,6 +256,8 @@ async def run_tests(
         run.coverage = read_coverage(coverage)
     if result.timed_out:
         run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
+        if not spec.custom:
+            run.unverified += _still_running(report)
         return run
     if not spec.custom and result.exit_code == 5:
         run.nothing_collected = True
@@ -293,3 +296,29 @@ async def run_tests(
             f"{_tail(result.output, 600)}"
         )
     return run
+
+
+def _still_running(report: Path) -> str:
+    """The tests the report shows started and not ended (a hang's test),
+    for a timeout's reason: without it, the model is told nothing of
+    which test to look at."""
+    try:
+        text = report.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    open_: dict[str, None] = {}
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # the line a kill cut
+        if not isinstance(row, dict):
+            continue
+        node = str(row.get("nodeid", ""))
+        if row.get("kind") == "begin":
+            open_[node] = None
+        elif row.get("kind") == "test" and row.get("when") == "teardown":
+            open_.pop(node, None)
+    if not open_:
+        return ""
+    return "; still running then: " + ", ".join(list(open_)[:5])

@@ -40,15 +40,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rein.testgate.import_graph import has_doctest, scan, under
+from rein.testgate.import_graph import has_doctest, is_init, scan, under
 from rein.testgate.shadow import in_tool_cache
 
 __all__ = [
     "TestSelection",
+    "distributed",
     "find_test_files",
     "imported_by",
     "pytest_configured",
     "select_tests",
+    "uses_cache",
 ]
 
 #: Folders never walked (besides hidden ones and virtual environments).
@@ -102,6 +104,8 @@ class _Config:
     norecurse: tuple[str, ...] = ()
     doctest_glob: bool = False
     doctest_modules: bool = False
+    distributed: bool = False
+    cached: bool = False
 
 
 def select_tests(
@@ -150,20 +154,49 @@ def select_tests(
             if not tests.intersection(graph.reach([seed])):
                 reason = f"{seed} is under a tests folder and no test imports it: tests may read it"
                 return everything(reason)
-    reached = graph.reach(seeds)
+    edges: dict[str, set[str]] = {}
+    reached = graph.reach(seeds, edges)
     chains = {t: c for t, c in reached.items() if t in tests}
     if not chains:
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"
         return TestSelection((), False, reason, {}, total)
-    modules = tuple(sorted(f for f in reached if f not in tests or f in project.doctests))
+    # Between the change and a test: what a test file imports, directly or
+    # not. A reached module no test imports (a script, a typing check)
+    # runs in no test: one of the others (its module-level code no hook).
+    between = _upstream(chains, edges, reached)
+    modules = tuple(
+        sorted(f for f in reached if (f in between and f not in tests) or f in project.doctests)
+    )
     others = tuple(
         sorted(
-            f for f in project.files if f.endswith(".py") and f not in reached and f not in tests
+            f
+            for f in project.files
+            if f.endswith(".py") and (f not in reached or f not in between) and f not in tests
         )
     )
     nearest = _nearest(chains, total, max_tests)
     doctests = tuple(f for f in nearest.files if f in project.doctests)
     return replace(nearest, modules=modules, doctests=doctests, others=others)
+
+
+def _upstream(tests: Iterable[str], edges: dict[str, set[str]], reached: Iterable[str]) -> set[str]:
+    """The files from which the change goes on to one of ``tests`` or to a
+    reached package ``__init__``."""
+    importers: dict[str, set[str]] = {}
+    for node, files in edges.items():
+        for file in files:
+            importers.setdefault(file, set()).add(node)
+    # A package's ``__init__`` runs when any module of the package is
+    # imported, which the graph does not show (``from pkg.mod import x``
+    # depends on ``pkg/mod.py`` alone): every reached one is between.
+    found: set[str] = set()
+    queue = [*tests, *(f for f in reached if is_init(f))]
+    while queue:
+        node = queue.pop()
+        if node not in found:
+            found.add(node)
+            queue.extend(importers.get(node, ()))
+    return found
 
 
 def imported_by(root: Path, paths: Iterable[str], tests: Iterable[str]) -> list[str]:
@@ -278,7 +311,36 @@ def _read_config(root: Path) -> _Config:
         norecurse=_words(values.get("norecursedirs")),
         doctest_glob=doctests and "doctest-glob" in " ".join(addopts),
         doctest_modules=doctests and "--doctest-modules" in addopts,
+        distributed=any(_numprocesses(arg) for arg in addopts),
+        cached=any(arg.split("=")[0] in _CACHE_OPTIONS for arg in addopts),
     )
+
+
+#: pytest's options that need its cache plugin (``cacheprovider``, ``stepwise``).
+_CACHE_OPTIONS = frozenset(
+    {
+        *("--lf", "--last-failed", "--ff", "--failed-first", "--nf", "--new-first"),
+        *("--lfnf", "--last-failed-no-failures", "--cache-show", "--cache-clear"),
+        *("--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--sw-reset", "--stepwise-reset"),
+    }
+)
+
+
+def uses_cache(root: Path) -> bool:
+    """The project's options (``addopts``, ``PYTEST_ADDOPTS``) use pytest's
+    cache (``--ff``, ``--lf``, ``--sw``): without its plugin, pytest does
+    not know them."""
+    return _read_config(root).cached
+
+
+def distributed(root: Path) -> bool:
+    """The project's options (``addopts``, ``PYTEST_ADDOPTS``) give
+    pytest-xdist's ``-n``: its every run would start workers."""
+    return _read_config(root).distributed
+
+
+def _numprocesses(arg: str) -> bool:
+    return (arg.startswith("-n") and not arg.startswith("--")) or arg.startswith("--numprocesses")
 
 
 def _doctest_plugin(args: Sequence[str]) -> bool:
