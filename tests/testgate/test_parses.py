@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rein.harness.ports import Mutation
-from rein.testgate import import_graph
+from rein.testgate import by_name, import_graph
 from rein.testgate import parses as parses_module
 from rein.testgate.parses import Parses
 from rein.testgate.picking import Picker
@@ -181,3 +181,38 @@ async def test_a_gate_told_of_a_change_reads_the_editor_s_text_before_the_verdic
     await gate.prepared()
     assert parsed == [MOD, now]
     await gate.close()
+
+
+def test_a_change_scanned_ahead_is_not_scanned_again_and_entry_points_are_read_by_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pyproject = '[project]\nname = "p"\n[project.entry-points.cli]\nrun = "a:main"\n'
+    root = project(
+        tmp_path,
+        {"pyproject.toml": pyproject, "a.py": "X = 1\n", "tests/test_a.py": "import a\n"},
+    )
+    scanned: list[str] = []
+    names = import_graph.import_names
+
+    def counted(path: str, text: str) -> object:
+        scanned.append(path)
+        return names(path, text)
+
+    monkeypatch.setattr(import_graph, "import_names", counted)
+    parsed: list[tuple[str | None, ...]] = []
+    points = by_name._entry_points
+
+    def read(*texts: str | None) -> dict[str, frozenset[str]]:
+        parsed.append(texts)
+        return points(*texts)
+
+    monkeypatch.setattr(by_name, "_entry_points", read)
+    assert select_tests(root, ["a.py"]).files == ("tests/test_a.py",)
+    (root / "a.py").write_text("X = 2\n")  # the run's change, told at once
+    import_graph.scan_ahead(root, ["a.py"])
+    scanned.clear()
+    assert select_tests(root, ["a.py"]).files == ("tests/test_a.py",)
+    assert scanned == []
+    assert len(parsed) == 1 and by_name.entry_points(root) == {"run": frozenset({"a"})}
+    (root / "pyproject.toml").write_text(pyproject.replace("a:main", "b:main"))
+    assert by_name.entry_points(root) == {"run": frozenset({"b"})} and len(parsed) == 2

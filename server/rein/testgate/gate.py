@@ -79,6 +79,7 @@ from rein.harness.gating.gate_types import (
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Mutation, Workspace
 from rein.testgate.before_commands import TextsBeforeCommands
+from rein.testgate.import_graph import scan_ahead
 from rein.testgate.judging import (
     against_baseline,
     could_not_judge,
@@ -205,6 +206,7 @@ class TestGate:
             before, unknown = self._baseline(paths)
             texts = {p: (None if p in unknown else before.get(p), overlay.get(p)) for p in paths}
             await in_parse_thread(self._picker.prepare, texts)
+            await asyncio.to_thread(scan_ahead, self.root, paths)
         except (ReinError, OSError, UnicodeError) as exc:  # the verdict reads it again
             log.debug("tests gate: %s not read ahead: %s", paths, exc)
 
