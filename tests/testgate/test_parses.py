@@ -161,7 +161,7 @@ def test_a_module_changed_and_changed_back_is_selected_by_its_text_then(tmp_path
     assert any(key[1:] == ("a.py", texts[0]) for key in import_graph._BY_TEXT)
 
 
-async def test_a_gate_told_of_a_change_reads_the_editor_s_text_before_the_verdict(
+async def test_a_gate_told_of_a_change_reads_it_from_the_disk_before_the_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = project(tmp_path, {"mod.py": MOD, "help.py": HELP, T: TESTS})
@@ -176,7 +176,10 @@ async def test_a_gate_told_of_a_change_reads_the_editor_s_text_before_the_verdic
 
     monkeypatch.setattr(parses_module.ast, "parse", counted)
     now = MOD.replace("x + 1", "x + 2")
-    await changed(gate, workspace, "mod.py", now)  # unsaved: the disk has MOD
+    (root / "mod.py").write_text(now)  # rein run: the change is on disk
+    # Not through the workspace port (a client's read has effects of its
+    # own): a buffer's unsaved text is the verdict's to read.
+    await changed(gate, workspace, "mod.py", MOD.replace("x + 1", "x + 9"))
     gate.on_change(Mutation(2, ("mod.py",)))
     await gate.prepared()
     assert parsed == [MOD, now]

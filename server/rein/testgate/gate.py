@@ -138,10 +138,8 @@ class TestGate:
         #: When the verdict started; when its first run ended.
         self._started = 0.0
         self._first_ended: float | None = None
-        #: Changed modules being read while the model talks (:meth:`on_change`),
-        #: from the workspace of the last change.
+        #: Changed modules being read while the model talks (:meth:`on_change`).
         self._preparing: set[asyncio.Future[None]] = set()
-        self._workspace: Workspace | None = None
         #: The files' texts before commands changed them.
         self._before_commands = TextsBeforeCommands(root)
         #: A command ran since the last walk.
@@ -190,9 +188,11 @@ class TestGate:
         return self.runs.warm_runs
 
     def on_change(self, mutation: Mutation) -> None:
-        """Read each changed module as the verdict will (its text as the
-        workspace holds it; its model, its units: :meth:`Picker.prepare`)
-        while the model takes its next turn."""
+        """Read each changed module as the verdict will (its model, its
+        units: :meth:`Picker.prepare`; its import-graph scan) while the
+        model takes its next turn. From the disk, not the workspace port
+        (a client's read has effects of its own): a text an editor or a
+        client holds unsaved is read by the verdict, as before."""
         paths = [p for p in mutation.paths if p.endswith(".py")]
         if not paths or self.spec.custom or self.config.select == "all":
             return
@@ -202,7 +202,7 @@ class TestGate:
 
     async def _prepare(self, paths: list[str]) -> None:
         try:
-            overlay = await current_texts(self.root, paths, self._workspace)
+            overlay = await current_texts(self.root, paths, None)
             before, unknown = self._baseline(paths)
             texts = {p: (None if p in unknown else before.get(p), overlay.get(p)) for p in paths}
             await in_parse_thread(self._picker.prepare, texts)
@@ -230,7 +230,6 @@ class TestGate:
             await self._walk()  # what a command changed before this edit
         if self._warm is not None:
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
-        self._workspace = workspace
         for path in paths:
             if path in self.prior:
                 continue
