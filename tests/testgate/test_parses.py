@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rein.harness.ports import Mutation
-from rein.testgate import by_name, import_graph
+from rein.testgate import by_name, file_model, import_graph
 from rein.testgate import parses as parses_module
 from rein.testgate.parses import Parses
 from rein.testgate.picking import Picker
@@ -219,3 +219,24 @@ def test_a_change_scanned_ahead_is_not_scanned_again_and_entry_points_are_read_b
     assert len(parsed) == 1 and by_name.entry_points(root) == {"run": frozenset({"a"})}
     (root / "pyproject.toml").write_text(pyproject.replace("a:main", "b:main"))
     assert by_name.entry_points(root) == {"run": frozenset({"b"})} and len(parsed) == 2
+
+
+def test_a_model_that_gives_up_leaves_the_shared_tree_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ast.dump of a function nested too deep for it raises RecursionError:
+    # the model gives up, and the decorators it took off to hash the
+    # function are back on the tree the narrowing reads.
+    parses = Parses()
+    text = "@fixture\ndef f():\n    return 1\n"
+    tree = parses.tree(text)
+
+    def too_deep(node: ast.AST) -> str:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(file_model.ast, "dump", too_deep)
+    assert file_model.model_of(text, parses.tree) is None
+    monkeypatch.undo()
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [ast.unparse(d) for d in function.decorator_list] == ["fixture"]

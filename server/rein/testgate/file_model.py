@@ -67,8 +67,10 @@ def model_of(text: str, parse: Callable[[str], ast.Module] = ast.parse) -> FileM
                     name = f"{prefix}{node.name}#{again}"
                 decorators = node.decorator_list
                 node.decorator_list = []
-                functions[name] = digest(ast.dump(node))
-                node.decorator_list = decorators
+                try:
+                    functions[name] = digest(ast.dump(node))
+                finally:  # the tree may be shared: put back, even on a RecursionError
+                    node.decorator_list = decorators
                 start = min([node.lineno, *(d.lineno for d in decorators)])
                 spans.append((start, node.end_lineno or node.lineno, name))
                 parts.append(f"def {name} {[ast.dump(d) for d in decorators]}")
