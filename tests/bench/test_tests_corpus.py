@@ -81,9 +81,12 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     # runs, timed (no fresh re-run: each seed's failure was confirmed in
     # the first run's own process), the wait after the first run, how many
     # other runs there were and how many failures were confirmed; every
-    # seed narrowed to the tests naming it, and every run by the warm pytest.
+    # seed narrowed to the tests naming it, and every run by the warm pytest;
+    # the gate's own time before the first run, from its end to the verdict.
     runs = {name.partition("_")[0] for name in row["phases_p50"]}
-    assert runs == {"select", "narrow", "first", "baseline", "after", "waves", "confirmed"}
+    assert runs == {"select", "narrow", "first", "baseline", "after", "waves", "confirmed", "own"}
+    assert 0 < row["phases_p50"]["own_before_first"] < row["verdict_s_p50"]
+    assert 0 < row["phases_p50"]["first_to_verdict"] < row["verdict_s_p50"]
     assert row["narrowed"] == 2
     assert row["warm_runs"] == row["pytest_runs"] == 4  # each seed's first and baseline
     # The truth of each seed tried is cached, and the project is as it was.

@@ -90,6 +90,7 @@ from rein.bench.tests_truth import FullSuiteClock, Truths, full_suite, truth_cac
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
+from rein.harness.ports import Mutation as Change
 from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
 from rein.sandboxing import SandboxSettings
@@ -231,6 +232,10 @@ async def _judge(
     )
     await gate.before_change([mutation.path], workspace)
     file.write_text(apply(original, mutation), encoding="utf-8")
+    # Told of the change, the gate reads it while the model takes its next
+    # turn (seconds): the verdict comes after that.
+    gate.on_change(Change(1, (mutation.path,)))
+    await gate.prepared()
     try:
         cpu0 = _cpu()
         started = time.monotonic()

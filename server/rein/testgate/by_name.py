@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import configparser
 import re
+import threading
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -61,7 +62,40 @@ def string_imports(
 
 def entry_points(root: Path) -> dict[str, frozenset[str]]:
     """The entry points ``root``'s project declares: name -> the modules
-    they point to (of any group)."""
+    they point to (of any group); kept by the texts declaring them (read at
+    every call, parsed when one changed)."""
+    sources = [root / "pyproject.toml", root / "setup.cfg"]
+    for folder in (root, root / "src"):
+        for info in [*folder.glob("*.egg-info"), *folder.glob("*.dist-info")]:
+            sources.append(info / "entry_points.txt")
+    texts = tuple((str(path), _text(path)) for path in sources)
+    with _POINTS_LOCK:
+        found = _POINTS.get(texts)
+    if found is None:
+        found = _entry_points(*(text for _path, text in texts))
+        with _POINTS_LOCK:
+            _POINTS[texts] = found
+            while len(_POINTS) > _MAX_POINTS:
+                _POINTS.pop(next(iter(_POINTS)))
+    return found
+
+
+#: The texts declaring a project's entry points (path, text or None) -> them.
+_POINTS: dict[tuple[tuple[str, str | None], ...], dict[str, frozenset[str]]] = {}
+_MAX_POINTS = 8
+_POINTS_LOCK = threading.Lock()
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _entry_points(
+    pyproject: str | None, setup_cfg: str | None, *infos: str | None
+) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
 
     def add(name: object, value: object) -> None:
@@ -71,29 +105,30 @@ def entry_points(root: Path) -> dict[str, frozenset[str]]:
         if target and name.strip():
             found.setdefault(name.strip(), set()).add(target.group(1))
 
-    for group in _pyproject_groups(root / "pyproject.toml"):
+    for group in _pyproject_groups(pyproject):
         for name, value in group.items():
             add(name, value)
-    for text in _setup_cfg_groups(root / "setup.cfg"):
+    for text in _setup_cfg_groups(setup_cfg):
         for line in text.splitlines():
             name, sep, value = line.partition("=")
             if sep:
                 add(name, value)
-    for folder in (root, root / "src"):
-        for info in [*folder.glob("*.egg-info"), *folder.glob("*.dist-info")]:
-            parser = _ini(info / "entry_points.txt")
-            if parser is None:
-                continue
-            for section in parser.sections():
-                for name, value in parser.items(section):
-                    add(name, value)
+    for info in infos:
+        parser = _ini(info)
+        if parser is None:
+            continue
+        for section in parser.sections():
+            for name, value in parser.items(section):
+                add(name, value)
     return {name: frozenset(modules) for name, modules in found.items()}
 
 
-def _pyproject_groups(path: Path) -> list[Mapping[str, object]]:
+def _pyproject_groups(text: str | None) -> list[Mapping[str, object]]:
+    if text is None:
+        return []
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return []
     project = data.get("project")
     groups = project.get("entry-points") if isinstance(project, dict) else None
@@ -102,20 +137,20 @@ def _pyproject_groups(path: Path) -> list[Mapping[str, object]]:
     return [group for group in groups.values() if isinstance(group, dict)]
 
 
-def _setup_cfg_groups(path: Path) -> list[str]:
-    parser = _ini(path)
+def _setup_cfg_groups(text: str | None) -> list[str]:
+    parser = _ini(text)
     if parser is None or not parser.has_section("options.entry_points"):
         return []
     return [value for _name, value in parser.items("options.entry_points")]
 
 
-def _ini(path: Path) -> configparser.ConfigParser | None:
-    if not path.is_file():
+def _ini(text: str | None) -> configparser.ConfigParser | None:
+    if text is None:
         return None
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
-        parser.read_string(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, configparser.Error):
+        parser.read_string(text)
+    except configparser.Error:
         return None
     return parser

@@ -62,6 +62,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rein.testgate.file_model import MODULE, FileModel, digest, model_of
+from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
 
 __all__ = [
@@ -145,8 +146,10 @@ class CoverageChoice:
 class CoverageIndex:
     """The gate's memory of what each test ran (see the module docstring)."""
 
-    def __init__(self, max_snapshots: int = MAX_SNAPSHOTS) -> None:
+    def __init__(self, max_snapshots: int = MAX_SNAPSHOTS, parses: Parses | None = None) -> None:
         self.max_snapshots = max_snapshots
+        #: The texts' trees and hashes (shared with the narrowing).
+        self.parses = parses or Parses()
         self._snapshots: list[Snapshot] = []
         self._order = 0
         self._models: dict[str, FileModel | None] = {}
@@ -155,10 +158,14 @@ class CoverageIndex:
         return len(self._snapshots)
 
     def _model(self, text: str) -> FileModel | None:
-        sha = digest(text)
+        sha = self.parses.digest(text)
         if sha not in self._models:
-            self._models[sha] = model_of(text)
+            self._models[sha] = model_of(text, self.parses.tree)
         return self._models[sha]
+
+    def prepare(self, text: str) -> None:
+        """Make ``text``'s model now (a verdict will ask for it)."""
+        self._model(text)
 
     def same_code(self, before: str | None, now: str | None) -> bool:
         """Both texts parse to the same functions and skeleton (a comment,
@@ -360,7 +367,7 @@ class CoverageIndex:
             elif (
                 found[0].tests[node] & found[1]
                 or found[0].imports.get(test_file, frozenset()) & found[1]
-                or _read_changed(found[0], node, changed, disk_text)
+                or _read_changed(found[0], node, changed, disk_text, self.parses.digest)
             ):
                 picked.append(node)
         choice.selected[test_file] = picked
@@ -397,7 +404,9 @@ class CoverageIndex:
         run or now): for a choice by names, they run whatever names they
         hold."""
         return [
-            n for snap, n in self._newest(test_files) if _read_changed(snap, n, changed, disk_text)
+            n
+            for snap, n in self._newest(test_files)
+            if _read_changed(snap, n, changed, disk_text, self.parses.digest)
         ]
 
     def _diff(
@@ -472,6 +481,7 @@ def _read_changed(
     node: str,
     changed: Mapping[str, tuple[str | None, str | None]],
     disk_text: Callable[[str], str | None],
+    sha_of: Callable[[str], str] = digest,
 ) -> bool:
     """A file ``node`` read at ``snap``'s run has another text now or
     before the run (or one not known)."""
@@ -480,7 +490,7 @@ def _read_changed(
         if texts is None:
             text = disk_text(path)
             texts = (text, text)
-        if sha is None or any(t is None or digest(t) != sha for t in texts):
+        if sha is None or any(t is None or sha_of(t) != sha for t in texts):
             return True
     return False
 

@@ -13,7 +13,7 @@ import ast
 import bisect
 import hashlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["MODULE", "FileModel", "digest", "model_of"]
@@ -60,10 +60,12 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def model_of(text: str) -> FileModel | None:
-    """``text``'s model; None when it does not parse."""
+def model_of(text: str, parse: Callable[[str], ast.Module] = ast.parse) -> FileModel | None:
+    """``text``'s model; None when it does not parse. ``parse``: its tree
+    (a shared one, :class:`~rein.testgate.parses.Parses`: the decorators
+    taken off a function while it is hashed are put back)."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     functions: dict[str, str] = {}
@@ -80,8 +82,10 @@ def model_of(text: str) -> FileModel | None:
                     name = f"{prefix}{node.name}#{again}"
                 decorators = node.decorator_list
                 node.decorator_list = []
-                functions[name] = digest(ast.dump(node))
-                node.decorator_list = decorators
+                try:
+                    functions[name] = digest(ast.dump(node))
+                finally:  # the tree may be shared: put back, even on a RecursionError
+                    node.decorator_list = decorators
                 start = min([node.lineno, *(d.lineno for d in decorators)])
                 spans.append((start, node.end_lineno or node.lineno, name))
                 kept = functions[name] if _memoized(decorators) else ""

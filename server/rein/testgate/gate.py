@@ -75,11 +75,11 @@ from rein.harness.gating.gate_types import (
     GateContext,
     GateOutcome,
     PriorTexts,
-    UnsavedDocuments,
 )
 from rein.harness.parse_thread import in_parse_thread
-from rein.harness.ports import CommandRunner, Workspace
+from rein.harness.ports import CommandRunner, Mutation, Workspace
 from rein.testgate.before_commands import TextsBeforeCommands
+from rein.testgate.import_graph import scan_ahead
 from rein.testgate.judging import (
     against_baseline,
     broke_import,
@@ -88,11 +88,11 @@ from rein.testgate.judging import (
     passed_again,
     reported,
 )
-from rein.testgate.overlays import current_texts, texts_before, undone
+from rein.testgate.overlays import current_texts, texts_before, undone, unsaved_imported
 from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec
-from rein.testgate.selection import TestSelection, imported_by, select_tests
+from rein.testgate.selection import TestSelection, select_tests
 from rein.testgate.shadow import in_tool_cache
 from rein.testgate.shadow_runs import ShadowRuns
 from rein.testgate.warm import ProcessLauncher, WarmPytest
@@ -136,6 +136,11 @@ class TestGate:
         #: path -> its text before the run first changed it (None: absent).
         self.prior: dict[str, str | None] = {}
         self._picker = Picker(root)
+        #: When the verdict started; when its first run ended.
+        self._started = 0.0
+        self._first_ended: float | None = None
+        #: Changed modules being read while the model talks (:meth:`on_change`).
+        self._preparing: set[asyncio.Future[None]] = set()
         #: The files' texts before commands changed them.
         self._before_commands = TextsBeforeCommands(root)
         #: A command ran since the last walk.
@@ -171,7 +176,10 @@ class TestGate:
         up), ``after_first``: the wait for the re-runs and baseline runs
         after the first run ended, ``waves``: how many of those ran
         and ``confirmed``: the failing tests the first run's own re-run
-        confirmed (counts, :mod:`rein.testgate.waves`)."""
+        confirmed (counts, :mod:`rein.testgate.waves`); ``own_before_first``:
+        the gate's own time before the first run's pytest starts (from the
+        call, the warm pytest's start left out), ``first_to_verdict``: from
+        its end to the verdict."""
         return self.runs.timings
 
     @property
@@ -179,6 +187,35 @@ class TestGate:
         """The last verdict's runs that the warm pytest ran (not those its
         client ran cold: the detail says why for the first run)."""
         return self.runs.warm_runs
+
+    def on_change(self, mutation: Mutation) -> None:
+        """Read each changed module as the verdict will (its model, its
+        units: :meth:`Picker.prepare`; its import-graph scan) while the
+        model takes its next turn. From the disk, not the workspace port
+        (a client's read has effects of its own): a text an editor or a
+        client holds unsaved is read by the verdict, as before."""
+        paths = [p for p in mutation.paths if p.endswith(".py")]
+        if not paths or self.spec.custom or self.config.select == "all":
+            return
+        task = asyncio.ensure_future(self._prepare(paths))
+        self._preparing.add(task)
+        task.add_done_callback(self._preparing.discard)
+
+    async def _prepare(self, paths: list[str]) -> None:
+        try:
+            overlay = await current_texts(self.root, paths, None)
+            before, unknown = self._baseline(paths)
+            texts = {p: (None if p in unknown else before.get(p), overlay.get(p)) for p in paths}
+            await in_parse_thread(self._picker.prepare, texts)
+            await asyncio.to_thread(scan_ahead, self.root, paths)
+        except (ReinError, OSError, UnicodeError) as exc:  # the verdict reads it again
+            log.debug("tests gate: %s not read ahead: %s", paths, exc)
+
+    async def prepared(self) -> None:
+        """Wait for what :meth:`on_change` started (the bench: as the
+        model's turn would)."""
+        if self._preparing:
+            await asyncio.wait(list(self._preparing))
 
     async def on_run_start(self, generation: int) -> None:
         self._picker.forget()
@@ -242,6 +279,8 @@ class TestGate:
         :data:`~rein.testgate.shadow.REMOVE_WAIT_S` for them (the gate is
         done with: its session closed, evicted; dropping the gate does the
         same, later)."""
+        for task in self._preparing:
+            task.cancel()
         await self.runs.close()
 
     def export_state(self) -> dict[str, Any]:
@@ -263,6 +302,7 @@ class TestGate:
         # A tool's cache (a command's pytest writes .pytest_cache) is no input.
         changed = sorted(p for p in ctx.touched if not in_tool_cache(p))
         self.runs.reset()
+        self._started, self._first_ended = time.monotonic(), None
         if not changed:
             return GateOutcome(detail="nothing changed")
         if self._commands_ran:
@@ -272,7 +312,10 @@ class TestGate:
         if not changed:
             return GateOutcome(detail="nothing changed")
         try:
-            return await self._check(changed, ctx.workspace)
+            outcome = await self._check(changed, ctx.workspace)
+            if self._first_ended is not None:
+                self.timings["first_to_verdict"] = time.monotonic() - self._first_ended
+            return outcome
         except (OSError, UnicodeError, ValueError) as exc:
             # The shadow could not be built, a report not read: no verdict,
             # and no blocker that spends the repair budget on it.
@@ -297,7 +340,7 @@ class TestGate:
                 f"test files selected: {selection.reason})"
             )
         outcome = await self._judge(selection, changed, overlay)
-        unsaved = await self._unsaved_imported(workspace, changed, selection)
+        unsaved = await unsaved_imported(self.root, workspace, changed, selection.files)
         if unsaved:
             note = f"not saved in the editor, so the tests read their saved text: {unsaved}"
             outcome.detail = f"{outcome.detail}; {note}" if outcome.detail else note
@@ -380,6 +423,8 @@ class TestGate:
     ) -> GateOutcome:
         """The first run, its failing tests' re-run and baseline (with
         ``waves``, while it goes on), and what they make of the change."""
+        # The gate's own time before it (not the warm pytest's start).
+        own = time.monotonic() - self._started
         first, shadow = await self.runs.run_in(
             "first",
             "now",
@@ -393,7 +438,8 @@ class TestGate:
             whole=whole,
             waves=waves,
         )
-        ended = time.monotonic()
+        ended = self._first_ended = time.monotonic()
+        self.timings["own_before_first"] = own + self.timings.get("first_shadow", 0.0)
         if only is not None and first.nothing_collected:
             # The narrowed run found no test (a class pytest does not
             # collect): the selected files, whole.
@@ -464,19 +510,6 @@ class TestGate:
         return GateOutcome(
             [blocker_for(r, shadow, selection, changed) for r in blocking], detail=detail
         )
-
-    async def _unsaved_imported(
-        self, workspace: Workspace | None, changed: Sequence[str], selection: TestSelection
-    ) -> str:
-        """The files the person has unsaved in the editor (the run did not
-        change them) that a selected test imports, comma-separated."""
-        if not isinstance(workspace, UnsavedDocuments):
-            return ""
-        unsaved = [p for p in workspace.unsaved_paths() if p not in changed]
-        if not unsaved:
-            return ""
-        found = await asyncio.to_thread(imported_by, self.root, unsaved, selection.files)
-        return ", ".join(found)
 
     def _select(self, changed: Sequence[str]) -> TestSelection:
         if self.spec.custom or self.config.select == "all":

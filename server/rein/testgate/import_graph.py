@@ -20,17 +20,25 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable
 from pathlib import Path
 
 from rein.python_imports import import_names, module_name
 from rein.testgate.by_name import entry_points, named_strings, string_imports
 
-__all__ = ["ImportGraph", "has_doctest", "is_init", "scan", "under"]
+__all__ = ["ImportGraph", "has_doctest", "is_init", "scan", "scan_ahead", "under"]
 
 _Imports = set[tuple[str, str | None, str | None]]
+#: What a file's scan finds in its text (:data:`_Scan` without the stamp).
+_Found = tuple[
+    frozenset[tuple[str, str | None, str | None]],
+    frozenset[str] | None,
+    frozenset[str],
+    tuple[frozenset[str], frozenset[str]],
+]
 #: A file's scan: its modification time, size, imports, literal
 #: ``__all__``, the names an ``__init__`` defines, and the dotted names and
 #: identifiers it holds as strings.
@@ -51,6 +59,12 @@ _DEFINES = re.compile(
 )
 #: An import statement's line (its names are no use of a module).
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t].*$", re.MULTILINE)
+#: (root, file, text) -> what a scan of that text found: a file changed
+#: and changed back (a repair, an edit undone), or one modified in the
+#: last two seconds (scanned at every call), is not scanned again.
+_BY_TEXT: OrderedDict[tuple[str, str, str], _Found] = OrderedDict()
+_MAX_TEXTS = 64
+_TEXTS_LOCK = threading.Lock()
 #: Root -> file -> its last scan, for the few roots seen last.
 _SCANS: dict[str, dict[str, _Scan]] = {}
 _MAX_ROOTS = 8
@@ -76,17 +90,7 @@ def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
             entry = before.get(path)
             if entry is None or entry[:2] != (stat.st_mtime_ns, stat.st_size):
                 text = (root / path).read_text(encoding="utf-8", errors="replace")
-                imports = _attributes_taken(path, text, import_names(path, text))
-                own = _defines(text) if is_init(path) else frozenset()
-                strings = named_strings(text)
-                entry = (
-                    stat.st_mtime_ns,
-                    stat.st_size,
-                    frozenset(imports),
-                    _exports(text),
-                    own,
-                    strings,
-                )
+                entry = (stat.st_mtime_ns, stat.st_size, *_scanned(key, path, text))
         except OSError:
             continue
         if entry[0] < recent:
@@ -101,6 +105,37 @@ def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
 #: A reached file's state: every name it defines may have changed (None),
 #: or only these names (a package ``__init__`` re-exporting them).
 _State = frozenset[str] | None
+
+
+def scan_ahead(root: Path, paths: Iterable[str]) -> None:
+    """Scan ``paths`` (changed files) as they are now, for the next
+    :func:`scan` (one modified in the last two seconds is scanned at each
+    call: by its text, this one is kept)."""
+    key = str(root.resolve())
+    for path in paths:
+        try:
+            text = (root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        _scanned(key, path, text)
+
+
+def _scanned(root: str, path: str, text: str) -> _Found:
+    """What a scan of ``path``'s ``text`` finds (kept by the text itself)."""
+    key = (root, path, text)
+    with _TEXTS_LOCK:  # selections of two sessions may scan at once
+        found = _BY_TEXT.get(key)
+        if found is not None:
+            _BY_TEXT.move_to_end(key)
+            return found
+    imports = _attributes_taken(path, text, import_names(path, text))
+    own = _defines(text) if is_init(path) else frozenset()
+    found = (frozenset(imports), _exports(text), own, named_strings(text))
+    with _TEXTS_LOCK:
+        _BY_TEXT[key] = found
+        while len(_BY_TEXT) > _MAX_TEXTS:
+            _BY_TEXT.popitem(last=False)
+    return found
 
 
 class ImportGraph:

@@ -51,7 +51,7 @@ module-level hooks: a reached name in them runs the file whole.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -71,6 +71,7 @@ from rein.testgate.narrow_units import (
     names_in,
     units_without_refs,
 )
+from rein.testgate.parses import Parses, Text, as_text
 
 __all__ = ["Narrowed", "Narrower"]
 
@@ -179,11 +180,14 @@ class Narrower:
     """Per-test selection for one workspace; what it read of a file is
     kept between verdicts while the file's stamp (or text) is the same."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, parses: Parses | None = None) -> None:
         self.root = root
-        self._units: dict[str, tuple[object, list[Unit] | None]] = {}
-        self._tests: dict[str, tuple[object, _TestFile | None]] = {}
-        self._then: dict[str, tuple[object, list[Unit] | None]] = {}
+        #: The trees and what was made of them, by text (shared with the
+        #: coverage index: a text is parsed once).
+        self.parses = parses or Parses()
+        #: Path -> its stamp and its text then (an unchanged file is read
+        #: again only when its stamp changed).
+        self._disk: dict[str, tuple[tuple[int, int], Text | None]] = {}
         #: Path -> the names its change had at an earlier verdict of the run.
         self._earlier: dict[str, set[str]] = {}
 
@@ -281,6 +285,17 @@ class Narrower:
         ordered = sorted(collected, key=list(files).index)
         return Narrowed(tuple(ordered), tuple(only), tuple(sorted(names)))
 
+    def prepare(self, path: str, text: str, *, now: bool) -> None:
+        """Make what a verdict reads of ``path``'s ``text`` (``now``: as
+        changed, its units; else before the run, its names) now."""
+        try:
+            if now:
+                self._module_units(path, {path: (None, text)})
+            else:
+                self._read("names", path, {path: (None, text)}, units_without_refs)
+        except _Unparsable:
+            pass  # the verdict says why
+
     def _changed_names(
         self, path: str, before: str | None, now: str | None, modules: Sequence[str]
     ) -> set[str] | str:
@@ -291,7 +306,7 @@ class Narrower:
         if before is None or now is None:
             return f"{path} was created or deleted, or its text before the run is not known"
         # The text before the run is the same at each verdict of a run: kept.
-        then = self._read(self._then, path, {path: (None, before)}, units_without_refs)
+        then = self._read("names", path, {path: (None, before)}, units_without_refs)
         units = self._module_units(path, {path: (before, now)})
         if then is None or units is None:
             return f"{path} does not parse"
@@ -308,45 +323,57 @@ class Narrower:
     def _module_units(
         self, path: str, changed: Mapping[str, tuple[str | None, str | None]]
     ) -> list[Unit] | None:
-        return self._read(self._units, path, changed, lambda tree: module_units(tree))
+        return self._read("units", path, changed, module_units)
 
     def _test_file(
         self, path: str, changed: Mapping[str, tuple[str | None, str | None]]
     ) -> _TestFile:
-        found = self._read(self._tests, path, changed, lambda tree: _test_file(path, tree))
+        found = self._read(("tests", path), path, changed, lambda tree: _test_file(path, tree))
         # One that does not parse runs whole: pytest says why.
         return found or _TestFile(path, frozenset(), (), (), ())
 
     def _read(
         self,
-        cache: dict[str, tuple[object, T | None]],
+        kind: Hashable,
         path: str,
         changed: Mapping[str, tuple[str | None, str | None]],
         make: Callable[[ast.Module], T],
     ) -> T | None:
-        """``make`` of ``path``'s tree (its text now when it changed),
-        kept by the file's stamp or text."""
-        text: str | bytes | None
-        if path in changed:
-            text = changed[path][1]
-            key: object = ("text", hash(text))
-        else:
-            try:
-                info = (self.root / path).stat()
-            except OSError:
-                return None
-            key, text = (info.st_mtime_ns, info.st_size), None
-        kept = cache.get(path)
-        if kept is not None and kept[0] == key:
-            return kept[1]
+        """``make`` of ``path``'s tree (its text now when it changed), kept
+        by its text (:class:`~rein.testgate.parses.Parses`)."""
+        text = changed[path][1] if path in changed else self._disk_text(path)
+        if text is None:
+            return None
         try:
-            if text is None and path not in changed:
-                text = (self.root / path).read_bytes()
-            value = make(_parse(path, text)) if text is not None else None
-        except (SyntaxError, ValueError, OSError):
-            value = None
-        cache[path] = (key, value)
-        return value
+            return self.parses.made(kind, text, lambda: make(self._parse(path, text)))
+        except (SyntaxError, ValueError):
+            return None
+
+    def _disk_text(self, path: str) -> Text | None:
+        """An unchanged file's text (bytes when it does not decode plainly),
+        read again only when its stamp changed."""
+        file = self.root / path
+        try:
+            info = file.stat()
+        except OSError:
+            return None
+        stamp = (info.st_mtime_ns, info.st_size)
+        kept = self._disk.get(path)
+        if kept is None or kept[0] != stamp:
+            try:
+                text: Text | None = as_text(file.read_bytes())
+            except OSError:
+                text = None
+            kept = self._disk[path] = (stamp, text)
+        return kept[1]
+
+    def _parse(self, path: str, text: Text) -> ast.Module:
+        try:
+            return self.parses.tree(text)
+        except (RecursionError, SystemError, MemoryError) as exc:
+            raise _Unparsable(
+                f"{path} could not be parsed here ({type(exc).__name__}: {exc})"
+            ) from exc
 
     def _renamed(self) -> bool:
         for name in _CONFIGS:
@@ -362,13 +389,6 @@ class Narrower:
 class _Unparsable(Exception):
     """A file the parser gave up on (too deep): the files run whole.
     Control flow inside this module, outside Rein's error tree."""
-
-
-def _parse(path: str, text: str | bytes) -> ast.Module:
-    try:
-        return ast.parse(text)
-    except (RecursionError, SystemError, MemoryError) as exc:
-        raise _Unparsable(f"{path} could not be parsed here ({type(exc).__name__}: {exc})") from exc
 
 
 def _closure(

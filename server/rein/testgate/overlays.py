@@ -9,14 +9,16 @@ file is as it was before the run (:func:`undone`), no test runs.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rein.harness.errors import ReinError
-from rein.harness.gating.gate_types import PriorTexts
+from rein.harness.gating.gate_types import PriorTexts, UnsavedDocuments
 from rein.harness.ports import Workspace
+from rein.testgate.selection import imported_by
 
-__all__ = ["current_texts", "texts_before", "undone"]
+__all__ = ["current_texts", "texts_before", "undone", "unsaved_imported"]
 
 
 async def current_texts(
@@ -84,3 +86,18 @@ def undone(
         f"the run's changes are undone: its {len(changed)} changed file(s) are as they "
         "were before the run, so no test runs"
     )
+
+
+async def unsaved_imported(
+    root: Path, workspace: Workspace | None, changed: Sequence[str], tests: Sequence[str]
+) -> str:
+    """The files the person has unsaved in the editor (the run did not
+    change them) that one of the test files ``tests`` imports,
+    comma-separated: the tests read their saved text."""
+    if not isinstance(workspace, UnsavedDocuments):
+        return ""
+    unsaved = [p for p in workspace.unsaved_paths() if p not in changed]
+    if not unsaved:
+        return ""
+    found = await asyncio.to_thread(imported_by, root, unsaved, tests)
+    return ", ".join(found)

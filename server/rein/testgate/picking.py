@@ -35,6 +35,7 @@ from pathlib import Path
 
 from rein.testgate.coverage_index import CoverageChoice, CoverageIndex, read_files, sources_of
 from rein.testgate.narrow import Narrowed, Narrower
+from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import TestSelection
 
@@ -69,10 +70,13 @@ class Picked:
 class Picker:
     """The gate's per-test choice for one workspace (see the module docstring)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, parses: Parses | None = None) -> None:
         self.root = root
-        self.narrower = Narrower(root)
-        self.index = CoverageIndex()
+        #: Each text parsed once for both readers (``Parses(enabled=False)``:
+        #: none kept, the tests compare).
+        self.parses = parses or Parses()
+        self.narrower = Narrower(root, self.parses)
+        self.index = CoverageIndex(parses=self.parses)
         self._disk: dict[str, tuple[tuple[int, int], str | None]] = {}
         #: Runs recorded since coverage last decided a choice.
         self._undecided_records = 0
@@ -118,6 +122,18 @@ class Picker:
             kept = (stamp, text)
             self._disk[path] = kept
         return kept[1]
+
+    def prepare(self, texts: Texts) -> None:
+        """Read each changed module of ``texts`` (path -> its text before
+        the run, now) as the next verdict will, while the model talks
+        (:meth:`TestGate.on_change`): each text's model and units, kept by
+        the text (:class:`~rein.testgate.parses.Parses`): a verdict on
+        another text makes its own."""
+        for path, (before, now) in texts.items():
+            for text in (before, now):
+                if text is not None:
+                    self.index.prepare(text)
+                    self.narrower.prepare(path, text, now=text is now)
 
     def _worth_recording(self) -> bool:
         """Whether an undecided run records: the first two since coverage
