@@ -159,7 +159,9 @@ def _scratch(root: Path, into: Path) -> Path:
     return into
 
 
-def truth(scratch: Path, case: Case) -> tuple[list[ErrorKey], float]:
+def truth(
+    scratch: Path, case: Case, before_runs: dict[tuple[str, ...], list[ErrorKey]] | None = None
+) -> tuple[list[ErrorKey], float]:
     """The errors the change adds by the command line, and the command
     line's time on the changed files and their importers after it.
 
@@ -170,8 +172,16 @@ def truth(scratch: Path, case: Case) -> tuple[list[ErrorKey], float]:
     ``reportOperatorIssue`` twice when ``text.py`` comes first on the
     command line and once when it comes after its importers: a slice of one
     run over every case's files counted the second as new, the
-    ``capfirst`` case's 12th line, which Rein rightly did not block)."""
-    before = run_cli(scratch, case.before_paths).errors
+    ``capfirst`` case's 12th line, which Rein rightly did not block).
+    ``before_runs``: the pristine tree's runs so far by their files (a
+    module's deletion and a command edit of it share one: a sympy run is a
+    minute at a load of 10)."""
+    key = tuple(case.before_paths)
+    before = before_runs.get(key) if before_runs is not None else None
+    if before is None:
+        before = run_cli(scratch, case.before_paths).errors
+        if before_runs is not None:
+            before_runs[key] = before
     case.apply(scratch)
     try:
         after = run_cli(scratch, case.after_paths)
@@ -303,8 +313,9 @@ async def run_cases(
         )
     scratch = _scratch(root, scratch_dir)
     outcomes: list[CaseOutcome] = []
+    before_runs: dict[tuple[str, ...], list[ErrorKey]] = {}
     for case in cases:
-        errors, cli_s = truth(scratch, case)
+        errors, cli_s = truth(scratch, case, before_runs)
         if not errors and plan is None:
             log(
                 f"{project.name} {case.kind} {case.target}: no new errors by the command line, skipped"
