@@ -7,16 +7,21 @@ workspace)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Collection, Sequence
+from pathlib import Path
 
 import pytest
 
 from rein.analysis import reach_verdict
 from rein.analysis.gate import AnalyzerGate
+from rein.disk.analyzer_specs import find_executable
 from rein.disk.importers import ImportIndex
 from rein.harness.gating.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from tests.analysis.test_gate_cold_start import OLD, TRANSITIVE, A, B, C, D, lines
+from tests.disk.test_importers import INIT_FILES
 from tests.fakes.diagnostics import ColdFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
@@ -91,3 +96,42 @@ async def test_with_a_deleted_file_gone_only_files_in_its_reach_are_not_checked(
     assert outcome.unverified is not None
     assert "1 file(s) with errors not checked" in outcome.unverified
     assert "pkg/c.py" in outcome.unverified and "pkg/d.py" not in outcome.unverified
+
+
+def _basedpyright(root: Path) -> dict[str, list[tuple[int, str]]]:
+    """The command-line basedpyright's errors per file (path -> (line,
+    message)) for ``root``."""
+    exe = find_executable("basedpyright")
+    assert exe is not None
+    out = subprocess.run(
+        [exe, "--outputjson"], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    found: dict[str, list[tuple[int, str]]] = {}
+    for d in json.loads(out.stdout)["generalDiagnostics"]:
+        if d["severity"] == "error":
+            path = Path(d["file"]).resolve().relative_to(root.resolve()).as_posix()
+            found.setdefault(path, []).append((d["range"]["start"]["line"], d["message"]))
+    return found
+
+
+@pytest.mark.skipif(find_executable("basedpyright") is None, reason="needs basedpyright")
+def test_what_the_closure_leaves_out_basedpyright_does_not_change(tmp_path: Path) -> None:
+    """The closure counts a reached ``__init__`` only for the files
+    importing from the package or binding its name
+    (``tests/disk/test_importers.py``): on a real run, ``pkg/a.py``'s
+    ``f`` returning ``str`` changes the errors of files in its closure only,
+    though ``pkg/__init__.py`` rebinds ``other`` and ``g`` to ``f`` (``from
+    pkg.other import g`` still means the module's ``g``); the files binding
+    ``pkg`` or importing from it do change."""
+    for path, text in INIT_FILES.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "standard"}\n')
+    before = _basedpyright(tmp_path)
+    (tmp_path / "pkg/a.py").write_text('def f() -> str:\n    return ""\n')
+    after = _basedpyright(tmp_path)
+    changed = {p for p in {*before, *after} if before.get(p) != after.get(p)}
+    assert changed == {"app/binds.py", "app/binds_deep.py", "app/from_package.py"}, (before, after)
+    closure = ImportIndex(INIT_FILES, INIT_FILES.get).closure(["pkg/a.py"])
+    assert changed <= closure
+    assert not {"app/from_module.py", "app/module_as.py", "app/from_deep.py"} & closure

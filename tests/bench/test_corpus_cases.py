@@ -198,3 +198,61 @@ def test_errors_below_inserted_lines_are_the_ones_they_were() -> None:
     after = [("m.py", 1, "reportX"), ("m.py", 5, "reportZ"), ("m.py", 12, "reportY")]
     assert new_errors(before, after, inserted=("m.py", 5, 7)) == [("m.py", 5, "reportZ")]
     assert new_errors(before, after) == [("m.py", 5, "reportZ"), ("m.py", 12, "reportY")]
+
+
+def test_cold_cases_change_modules_with_at_most_the_importers_a_verdict_checks(
+    tmp_path: Path,
+) -> None:
+    """``--cold``'s floor is the command line on the changed files and their
+    importers: sympy's most imported modules (406 importers) made it minutes
+    per case, past the importers Rein's first verdicts check
+    (``maxImporters``). Bounded, a module with more importers is not
+    chosen; unbounded (warm), the most imported comes first."""
+    from rein.bench.corpus import Project, commit_workspace
+    from rein.bench.gates_structural import plan_cases
+
+    for path, text in TEXTS.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    commit_workspace(tmp_path)
+    project = Project("pkg", "0", "pkg", 1)
+    warm = plan_cases(tmp_path, project, 14)
+    assert [c.target for c in warm if c.kind == "delete-module"] == ["pkg/util.py", "pkg/app.py"]
+    cold = plan_cases(tmp_path, project, 14, max_importers=1)
+    assert [c.target for c in cold if c.kind == "delete-module"] == ["pkg/app.py", "pkg/lone.py"]
+    assert all(len(c.after_paths) <= 2 for c in cold if c.kind == "delete-module")
+
+
+def test_a_deletion_and_a_command_edit_of_one_module_share_the_pristine_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The truth's run of the pristine tree on a case's files is taken once
+    for the cases with the same files (a sympy run is a minute at a load of
+    10); the runs after each change are each case's own."""
+    from rein.bench import gates_structural
+    from rein.bench.corpus_cases import CliRun, ErrorKey
+
+    runs: list[tuple[str, ...]] = []
+
+    def run_cli(root: Path, paths: tuple[str, ...]) -> CliRun:
+        runs.append(tuple(paths))
+        return CliRun([], 0.0)
+
+    monkeypatch.setattr(gates_structural, "run_cli", run_cli)
+    (tmp_path / "pkg").mkdir()
+    for path, text in TEXTS.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    importers = ["pkg/__init__.py", "pkg/app.py"]
+    deleted = delete_case("pkg/util.py", TEXTS["pkg/util.py"], importers)
+    edited = command_edit_case("pkg/util.py", TEXTS["pkg/util.py"], "helper", importers)
+    before_runs: dict[tuple[str, ...], list[ErrorKey]] = {}
+    gates_structural.truth(tmp_path, deleted, before_runs)
+    gates_structural.truth(tmp_path, edited, before_runs)
+    assert runs == [
+        deleted.before_paths,
+        deleted.after_paths,
+        edited.after_paths,
+    ]
+    assert deleted.before_paths == edited.before_paths
+    assert (tmp_path / "pkg/util.py").read_text() == TEXTS["pkg/util.py"]

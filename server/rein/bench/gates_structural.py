@@ -11,7 +11,8 @@ With ``--cold`` every case (and two seeded edits, ``seeded-error``) runs in
 a session of its own, started for it: the wall time is from the session's
 start to the end of the repaired run; the floor is basedpyright plus ruff on
 the changed files and their importers after the change, run in the same
-process just before. Each row also gives the wall without the tests gate's
+process just before; the modules changed have at most
+:data:`COLD_MAX_IMPORTERS` importers. Each row also gives the wall without the tests gate's
 own time (``analyzer_wall_s``, ``analyzer_wall_over_cli``): the floor is the
 command-line analyzers', and the tests gate has its own bench.
 """
@@ -35,7 +36,7 @@ from rein.bench.corpus_cases import (
     ErrorKey,
     command_edit_case,
     delete_case,
-    importers_of,
+    direct_importers,
     modules_with_importers,
     new_errors,
     renamable_functions,
@@ -44,11 +45,19 @@ from rein.bench.corpus_cases import (
 )
 from rein.bench.gates_corpus import _python_files, _quiet, _ScriptedModel
 from rein.bench.gates_structural_scores import CaseOutcome, case_rows, print_cases
+from rein.disk.importers import ImportIndex
 
 __all__ = ["main_corpus", "plan_cases", "run_cases", "run_structural", "truth"]
 
 #: Cases of each kind per project.
 PER_KIND = 2
+#: With ``--cold``, a changed module has at most this many importers
+#: (``gates.analyzer.maxImporters``' default): the first verdicts check every
+#: importer, and the floor is the command line's time on the same files. The
+#: most imported modules of a large project (sympy's ``core/basic.py``: 406
+#: importers) made a floor of minutes per case, and a partial verdict next to
+#: a complete command line compares different work.
+COLD_MAX_IMPORTERS = 30
 
 
 def _texts(root: Path, files: list[str]) -> dict[str, str]:
@@ -90,26 +99,43 @@ def _seeded_case(path: str, text: str, kind: str, n: int, rng: random.Random) ->
     )
 
 
-def plan_cases(root: Path, project: Project, seed: int, *, seeded: int = 0) -> list[Case]:
-    """:data:`PER_KIND` cases of each kind (and ``seeded`` seeded edits)."""
+def plan_cases(
+    root: Path, project: Project, seed: int, *, seeded: int = 0, max_importers: int | None = None
+) -> list[Case]:
+    """:data:`PER_KIND` cases of each kind (and ``seeded`` seeded edits);
+    the modules changed have at most ``max_importers`` importers when given
+    (``--cold``: :data:`COLD_MAX_IMPORTERS`)."""
     rng = random.Random(seed)
     files = _python_files(root, ".")
     texts = _texts(root, files)
     package = [f for f in files if f.startswith(f"{project.package}/")]
     cases: list[Case] = []
+    # One index of each kind for every case (built per call, sympy's plan
+    # took 258 s: every module's functions were looked at, each with an
+    # index of the whole tree of its own).
+    index = ImportIndex(files, texts.get)
+    direct = direct_importers(files, texts)
     chosen = modules_with_importers(package, files, texts)
+    if max_importers is not None:
+        chosen = [
+            c for c in chosen if len(index.importers(c[0], max_importers + 1)) <= max_importers
+        ]
+
+    def importers(path: str) -> list[str]:
+        return index.importers(path, 10_000)  # as corpus_cases.importers_of finds them
+
     for path, _direct in chosen[:PER_KIND]:
-        cases.append(delete_case(path, texts[path], importers_of(path, files, texts)))
+        cases.append(delete_case(path, texts[path], importers(path)))
     for path, _direct in chosen[PER_KIND : 2 * PER_KIND] or chosen[:PER_KIND]:
-        cases.append(rename_case(path, importers_of(path, files, texts)))
+        cases.append(rename_case(path, importers(path)))
     edits = 0
     for path, _direct in chosen:
-        functions = renamable_functions(path, texts[path], files, texts)
-        if functions and edits < PER_KIND:
+        if edits >= PER_KIND:
+            break
+        functions = renamable_functions(path, texts[path], files, texts, direct)
+        if functions:
             name, _users = functions[0]
-            cases.append(
-                command_edit_case(path, texts[path], name, importers_of(path, files, texts))
-            )
+            cases.append(command_edit_case(path, texts[path], name, importers(path)))
             edits += 1
     clean = [f for f in package if "/tests/" not in f]
     for i, path in enumerate(rng.sample(clean, min(seeded, len(clean)))):
@@ -133,7 +159,9 @@ def _scratch(root: Path, into: Path) -> Path:
     return into
 
 
-def truth(scratch: Path, case: Case) -> tuple[list[ErrorKey], float]:
+def truth(
+    scratch: Path, case: Case, before_runs: dict[tuple[str, ...], list[ErrorKey]] | None = None
+) -> tuple[list[ErrorKey], float]:
     """The errors the change adds by the command line, and the command
     line's time on the changed files and their importers after it.
 
@@ -144,8 +172,16 @@ def truth(scratch: Path, case: Case) -> tuple[list[ErrorKey], float]:
     ``reportOperatorIssue`` twice when ``text.py`` comes first on the
     command line and once when it comes after its importers: a slice of one
     run over every case's files counted the second as new, the
-    ``capfirst`` case's 12th line, which Rein rightly did not block)."""
-    before = run_cli(scratch, case.before_paths).errors
+    ``capfirst`` case's 12th line, which Rein rightly did not block).
+    ``before_runs``: the pristine tree's runs so far by their files (a
+    module's deletion and a command edit of it share one: a sympy run is a
+    minute at a load of 10)."""
+    key = tuple(case.before_paths)
+    before = before_runs.get(key) if before_runs is not None else None
+    if before is None:
+        before = run_cli(scratch, case.before_paths).errors
+        if before_runs is not None:
+            before_runs[key] = before
     case.apply(scratch)
     try:
         after = run_cli(scratch, case.after_paths)
@@ -268,11 +304,18 @@ async def run_cases(
     if plan is not None:
         cases = plan(root)
     else:
-        cases = plan_cases(root, project, seed, seeded=2 if cold else 0)
+        cases = plan_cases(
+            root,
+            project,
+            seed,
+            seeded=2 if cold else 0,
+            max_importers=COLD_MAX_IMPORTERS if cold else None,
+        )
     scratch = _scratch(root, scratch_dir)
     outcomes: list[CaseOutcome] = []
+    before_runs: dict[tuple[str, ...], list[ErrorKey]] = {}
     for case in cases:
-        errors, cli_s = truth(scratch, case)
+        errors, cli_s = truth(scratch, case, before_runs)
         if not errors and plan is None:
             log(
                 f"{project.name} {case.kind} {case.target}: no new errors by the command line, skipped"

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 from rein.disk.c_includes import C_EXTENSIONS, HEADER_EXTENSIONS, c_includes, c_keys
 from rein.disk.go_imports import GoModules, go_imports
 from rein.disk.ts_imports import TsResolver, module_keys
-from rein.python_imports import imported_modules, module_name
+from rein.python_imports import import_names, imported_modules, module_name
 
 __all__ = ["BARREL_DEPTH", "ImportIndex"]
 
@@ -76,6 +76,19 @@ def _from_their_folder(index: dict[str, set[str]], path: str) -> set[str]:
     return found
 
 
+def _bound_packages(path: str, text: str) -> set[str]:
+    """The packages whose name ``text``'s plain imports of their modules
+    bind: ``import a.b.c`` binds ``a``, and ``a.b`` is reached through it,
+    so the file depends on ``a/__init__.py`` and ``a/b/__init__.py``
+    (``import a.b.c as m`` and ``from a.b.c import x`` bind neither)."""
+    found: set[str] = set()
+    for module, name, bound in import_names(path, text):
+        if name is None and bound == module and "." in module:
+            parts = module.split(".")
+            found.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return found
+
+
 class ImportIndex:
     """Module (or TypeScript module key, or Go package) -> the workspace
     files that import it, built on first use from ``files`` read with
@@ -88,6 +101,9 @@ class ImportIndex:
         #: TypeScript module key -> the barrels that re-export it.
         self._reexports: dict[str, set[str]] = {}
         self._by_module: dict[str, str] = {}
+        #: Package -> the files binding its name by importing a module of it
+        #: (``import pkg.sub.mod`` binds ``pkg``: ``pkg`` and ``pkg.sub``).
+        self._binding: dict[str, set[str]] = {}
         self._ts: TsResolver | None = None
         self._go = GoModules(read)
         self._files = [f for f in files if _indexed(f)]
@@ -127,6 +143,8 @@ class ImportIndex:
             if module is not None:
                 self._by_module.setdefault(module, path)
             imported = imported_modules(path, text)
+            for package in _bound_packages(path, text):
+                self._binding.setdefault(package, set()).add(path)
         elif path.endswith(C_EXTENSIONS):
             imported = c_includes(text)
             if path.endswith(HEADER_EXTENSIONS):  # a header: what it includes, it passes on
@@ -185,8 +203,15 @@ class ImportIndex:
         """``paths`` and every indexed file whose analysis may depend on
         them: their importers, transitively (a file's diagnostics depend on
         its text, what it imports, transitively, and the environment). A
-        package's ``__init__`` counts for every file importing a module of
-        it (``import pkg.mod`` loads ``pkg`` too); a re-export (an
+        package's ``__init__`` reached counts for the files importing from
+        the package itself (``from pkg import x``, ``from . import mod``) and
+        those binding its name (``import pkg.sub.mod`` binds ``pkg``, and
+        ``pkg.sub`` through it), not for ``from pkg.mod import x`` nor
+        ``import pkg.mod as m``: basedpyright resolves those to the module
+        alone (checked on a real run: an ``__init__`` rebinding ``mod`` or
+        ``x`` changes none of their diagnostics). One among ``paths`` (the
+        changed files: created or deleted, perhaps) counts for every file
+        importing a module of the package. A re-export (an
         ``__init__`` or a barrel importing a module, ``from .mod import *``
         included) passes its importers on at any depth; so does a file
         importing it from its own folder (:func:`_from_their_folder`).
@@ -194,15 +219,20 @@ class ImportIndex:
         found = set(paths)
         with self._lock:
             index = self._ready()
+            changed = set(found)
             frontier = [p for p in found if _indexed(p)]
             while frontier:
                 path = frontier.pop()
                 keys = self._keys(path)
                 targets = set(keys) | self._through_barrels(path, keys)
-                if _python(path) and path.rpartition("/")[2] in ("__init__.py", "__init__.pyi"):
-                    prefixes = tuple(f"{k}." for k in keys)
-                    targets |= {k for k in index if k.startswith(prefixes)}
                 reached = {other for target in targets for other in index.get(target, ())}
+                if _python(path) and path.rpartition("/")[2] in ("__init__.py", "__init__.pyi"):
+                    reached |= {p for k in keys for p in self._binding.get(k, ())}
+                    if path in changed:
+                        # Changed itself (created or deleted, perhaps): every
+                        # file importing a module of the package.
+                        prefixes = tuple(f"{k}." for k in keys)
+                        reached |= {p for k in index if k.startswith(prefixes) for p in index[k]}
                 if _python(path):
                     reached |= _from_their_folder(index, path)
                 for other in reached - found:
@@ -243,6 +273,8 @@ class ImportIndex:
             importers.discard(path)
         for barrels in self._reexports.values():
             barrels.discard(path)
+        for binders in self._binding.values():
+            binders.discard(path)
         if _typescript(path):
             self._resolver().look_for_packages(path)
         self._add(index, path)
