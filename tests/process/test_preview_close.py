@@ -50,6 +50,7 @@ def test_a_stopped_preview_leaves_no_transport_open_when_its_loop_ends(tmp_path:
                 assert await preview.read_line() == "ready"
                 await preview.stop(2.0)
 
+    gc.collect()  # what earlier tests in this worker left is theirs, not this preview's
     ignored: list[Any] = []
     hook, sys.unraisablehook = sys.unraisablehook, ignored.append
     try:

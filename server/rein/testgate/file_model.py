@@ -50,7 +50,12 @@ def _memoized(decorators: Sequence[ast.expr]) -> bool:
     then the skeleton's: a change of it is no function's alone."""
     for decorator in decorators:
         node = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.Name):
+            name = node.id
+        else:
+            continue
         if "cache" in name.lower() or "memo" in name.lower():
             return True
     return False
