@@ -20,6 +20,7 @@ collected) is :attr:`TestRun.nothing_collected`.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import shlex
@@ -319,16 +320,23 @@ async def _run_all(
 ) -> tuple[list[CommandResult], list[str | None]]:
     """The shares' runs at once: all of them ended (killed, at an abort or
     a steer, each with its process group) when this returns or raises."""
-    done: list[tuple[CommandResult, str | None] | None] = [None] * len(calls)
-
-    async def one(at: int) -> None:
-        done[at] = await _run_pytest(runner, calls[at], shadow, reports[at], timeout_s, warm)
-
-    async with anyio.create_task_group() as group:
-        for at in range(len(calls)):
-            group.start_soon(one, at)
-    ended = [d for d in done if d is not None]
-    return [r for r, _ in ended], [why for _, why in ended]
+    tasks = [
+        asyncio.ensure_future(_run_pytest(runner, call, shadow, report, timeout_s, warm))
+        for call, report in zip(calls, reports, strict=True)
+    ]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        # Cancelled (an abort), or a share raised: the others are ended
+        # too, each killing its process group, before this returns.
+        for task in tasks:
+            task.cancel()
+        with anyio.CancelScope(shield=True):  # anyio's scopes cancel again
+            await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    return [t.result()[0] for t in tasks], [t.result()[1] for t in tasks]
 
 
 def _merged_result(results: Sequence[CommandResult]) -> CommandResult:
