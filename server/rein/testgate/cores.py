@@ -56,9 +56,10 @@ __all__ = [
 AUTO_MAX = 4
 #: The tests' own time (estimated) from which a run is split, and the
 #: least time of each share: a share costs its fork of the kept process,
-#: its pytest session's start and the import of its files, 0.05-0.1 s at
-#: a load of 2 (docs/performance.md), paid on the other core.
-SPLIT_FROM_S = 0.2
+#: its pytest session's start and the import of its files, 0.04-0.07 s at
+#: a load of 10 and 0.12-0.2 s of a click clean verdict's first run at a
+#: load of 4 (0.2 s: docs/performance.md, tg18a), paid on the other core.
+SPLIT_FROM_S = 0.4
 #: A test's time when no report gave it: a typical unit test's, with its
 #: setup and teardown (click's median 1.1 ms, Markdown's 0.9 ms).
 UNKNOWN_TEST_S = 0.0015
