@@ -251,11 +251,12 @@ class ShadowRuns:
             if watching is not None:
                 watching.cancel()
             self._add_time(f"{name}_pytest", time.monotonic() - built)
-        # A traced test's time is the tracer's too (about twice its own):
-        # only the untraced tests' times of a recording run are kept.
+        # A traced test's time is the tracer's too (about twice its own).
         kept = set(untraced)
         traced = record and not self.spec.custom and run.coverage is not None
-        self.cores.learn({n: t for n, t in run.durations.items() if not traced or n in kept})
+        self.cores.learn(
+            {n: t if not traced or n in kept else t / 2 for n, t in run.durations.items()}
+        )
         if run.shares > 1:
             self.timings[f"{name}_shares"] = run.shares
         if run.coverage is not None and run.unverified is None:
