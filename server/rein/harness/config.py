@@ -265,6 +265,9 @@ class TestsGateConfig(_Camel):
     max_tests: int | None = Field(None, ge=1)
     #: A test that fails, then passes on its re-run, blocks too.
     flaky_blocks: bool = False
+    #: How many forks of the warm pytest may share a first run of many
+    #: tests: "auto", the cores Rein may run on (at most 4); 1: one fork.
+    workers: int | Literal["auto"] = Field("auto", ge=1)
 
     @field_validator("command", "junit_path")
     @classmethod

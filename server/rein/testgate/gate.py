@@ -162,6 +162,7 @@ class TestGate:
             picker=self._picker,
             warm=self._warm,
             sandboxed=sandboxed,
+            workers=config.workers,
         )
         if self._warm is not None:
             self._warm.scratch = self.runs.folders

@@ -138,6 +138,8 @@ def _row(report, kind):
         "sections": [[t, c] for t, c in report.sections] if report.failed else [],
         # Its in-process re-run's line follows (rein_testgate_rerun).
         "again": report.failed and _state.get("retrying") == report.nodeid,
+        # The phase's time: the gate shares a later run's tests by it.
+        "duration": getattr(report, "duration", None),
     }
 
 
@@ -327,6 +329,7 @@ def pytest_call(
     again: bool = False,
     feed: Feed | None = None,
     feed_s: float = 60.0,
+    share: int = 0,
 ) -> PytestCall:
     """The run of pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini are the shadow's
@@ -342,7 +345,14 @@ def pytest_call(
     (:mod:`rein.testgate.rerun_in_process`: the first run's); ``feed``:
     of the tests collected, run those named in the feed as they come,
     waiting up to ``feed_s`` for its end (:mod:`rein.testgate.baseline_feed`:
-    the baseline's run beside the first)."""
+    the baseline's run beside the first); ``share``: one of the first
+    run's shares (:mod:`rein.testgate.cores`) but the first, whose files
+    (its named tests, its temporary folder) are its own."""
+
+    def own(name: str) -> Path:
+        stem, dot, ext = name.partition(".")
+        return shadow.own(f"{stem}.{share}{dot}{ext}" if share else name)
+
     plugin_dir = shadow.own("plugin")
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -364,12 +374,12 @@ def pytest_call(
         argv += ["-p", COVERAGE_PLUGIN]
         collect = "1"
         if whole is not None and only is not None:
-            listed = shadow.own("whole.txt")
+            listed = own("whole.txt")
             listed.write_text("".join(f"{name}\n" for name in whole), encoding="utf-8")
             collect = str(listed)
         env += [(COVERAGE_ENV, str(coverage)), (_COLLECT_ALL_ENV, collect)]
         if untraced:
-            names = shadow.own("untraced.txt")
+            names = own("untraced.txt")
             names.write_text("".join(f"{name}\n" for name in untraced), encoding="utf-8")
             env.append((UNTRACED_ENV, str(names)))
     if not own_config(root, targets):
@@ -390,7 +400,7 @@ def pytest_call(
     if (root / "src").is_dir():
         paths.append(str(root / "src"))
     if only is not None:
-        names = shadow.own("only.txt")
+        names = own("only.txt")
         names.write_text("".join(f"{name}\n" for name in only), encoding="utf-8")
         env.insert(0, (_ONLY_ENV, str(names)))
     # tmp_path's folders in the shadow's own (unless the user set where):
@@ -400,7 +410,7 @@ def pytest_call(
     # an error under click's filterwarnings = error).
     # Named after the tree, never the tree (it is named as the workspace:
     # one named tmp was its own temporary folder).
-    temp = shadow.own("tmp")
+    temp = own("tmp")
     temp.mkdir(exist_ok=True)
     env.insert(0, (_REPORT_ENV, str(report)))
     unset: tuple[str, ...] = ()

@@ -20,6 +20,7 @@ collected) is :attr:`TestRun.nothing_collected`.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
@@ -28,8 +29,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from rein.harness.ports import CommandResult, CommandRunner
 from rein.testgate.baseline_feed import Feed
+from rein.testgate.cores import Share, durations_in, merged_coverage
 from rein.testgate.direct import Refused, Unreached, run_direct
 from rein.testgate.junit import TestResult, parse_junit
 from rein.testgate.pytest_call import PytestCall
@@ -45,7 +49,9 @@ __all__ = [
     "XDIST_FROM_TESTS",
     "RunnerSpec",
     "TestRun",
+    "report_path",
     "run_tests",
+    "takes_xdist",
 ]
 
 JUNIT_PLACEHOLDER = "{junit}"
@@ -97,6 +103,10 @@ class TestRun:
     cold: str | None = None
     #: What each test ran, when recorded (:mod:`rein.testgate.recorder`).
     coverage: RawCoverage | None = None
+    #: Each test's time in the report (:func:`rein.testgate.cores.durations_in`).
+    durations: dict[str, float] = field(default_factory=dict)
+    #: How many pytest processes shared the run (:mod:`rein.testgate.cores`).
+    shares: int = 1
 
     @property
     def failing(self) -> list[TestResult]:
@@ -112,6 +122,17 @@ def _large(targets: Sequence[str] | None, files: int, only: Sequence[str] | None
     if targets and any("::" in t for t in targets):
         return len(targets) >= XDIST_FROM_TESTS
     return max(files, len(targets or ())) >= XDIST_FROM_FILES
+
+
+def takes_xdist(
+    spec: RunnerSpec,
+    targets: Sequence[str] | None,
+    files: int,
+    only: Sequence[str] | None,
+    feed: Feed | None = None,
+) -> bool:
+    """pytest-xdist's workers run these tests (installed, no feed, big)."""
+    return spec.xdist and feed is None and _large(targets, files, only)
 
 
 def _tail(text: str, limit: int = _OUTPUT_TAIL) -> str:
@@ -163,6 +184,11 @@ async def _run_pytest(
     return result, _read_cold(marker)
 
 
+def report_path(shadow: Shadow, share: int = 0) -> Path:
+    """The pytest report of a run's ``share`` (:mod:`rein.testgate.cores`)."""
+    return shadow.own(REPORT if share == 0 else f"report.{share}.jsonl")
+
+
 def custom_command(spec: RunnerSpec, shadow: Shadow, report: Path) -> str:
     assert spec.command is not None
     command = spec.command.replace(JUNIT_PLACEHOLDER, shlex.quote(str(report)))
@@ -185,6 +211,7 @@ async def run_tests(
     whole: Sequence[str] | None = None,
     again: bool = False,
     feed: Feed | None = None,
+    shares: Sequence[Share] | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -199,68 +226,160 @@ async def run_tests(
     failing test runs once more in the same pytest process (the first run,
     :mod:`rein.testgate.rerun_in_process`); ``feed``: of the tests
     collected, those named in the feed run as they come (never with
-    pytest-xdist, :mod:`rein.testgate.baseline_feed`)."""
+    pytest-xdist, :mod:`rein.testgate.baseline_feed`); ``shares``: the
+    tests in these parts (:mod:`rein.testgate.cores`), each forked at once
+    with its own report (:func:`report_path`), read as one run's (never
+    with pytest-xdist)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
-    coverage: Path | None = None
-    call: Callable[..., PytestCall] | None = None
-    command = ""
     if spec.custom:
-        if spec.junit_path is not None and JUNIT_PLACEHOLDER not in (spec.command or ""):
-            if not inside(shadow.root, spec.junit_path):
-                return TestRun(
-                    unverified=f"gates.tests.junitPath {spec.junit_path} runs through a folder "
-                    "the shadow links to the workspace's own: the report would be written "
-                    "there, so the tests are not run"
-                )
-            report = shadow.root / spec.junit_path
-        else:
-            report = shadow.own("report.xml")
-        command = custom_command(spec, shadow, report)
-        who = f"`{spec.command}`"
+        return await _run_custom(runner, spec, shadow, timeout_s, limit)
+    xdist = takes_xdist(spec, targets, files, only, feed)
+    if xdist or not shares or len(shares) < 2:
+        shares = [Share(tuple(targets or ()), None if only is None else tuple(only))]
+        whole_run = targets is None
     else:
-        report = shadow.own(REPORT)
-        xdist = spec.xdist and feed is None and _large(targets, files, only)
-        if record and not xdist:
-            coverage = shadow.own("coverage.json")
-            coverage.unlink(missing_ok=True)
-        call = functools.partial(
+        whole_run = False
+    reports = [report_path(shadow, at) for at in range(len(shares))]
+    coverages: list[Path] | None = None
+    if record and not xdist:
+        coverages = [
+            shadow.own(f"coverage.{at}.json" if at else "coverage.json")
+            for at in range(len(shares))
+        ]
+    calls = [
+        functools.partial(
             pytest_call,
             spec.python,
             shadow,
-            targets,
-            report,
+            None if whole_run else list(share.targets),
+            reports[at],
             xdist=xdist,
-            only=only,
-            coverage=coverage,
+            only=only if len(shares) == 1 else share.only,
+            coverage=None if coverages is None else coverages[at],
             untraced=untraced,
             whole=whole,
             again=again,
             feed=feed,
             feed_s=timeout_s,
+            share=at,
         )
-        who = "pytest"
-    if report.exists() or report.is_symlink():
-        report.unlink()  # in the shadow's own folders (a link is removed, not its target)
-    if spec.custom:
-        writable = [str(shadow.private)]
-        result = await runner.run(command, timeout_s=timeout_s, writable=writable)
-        went_cold = None
+        for at, share in enumerate(shares)
+    ]
+    for path in [*reports, *(coverages or ())]:
+        if path.exists() or path.is_symlink():
+            path.unlink()  # in the shadow's own folders (a link is removed, not its target)
+    if len(calls) == 1:
+        result, went_cold = await _run_pytest(runner, calls[0], shadow, reports[0], timeout_s, warm)
+        results, colds = [result], [went_cold]
     else:
-        assert call is not None
-        result, went_cold = await _run_pytest(runner, call, shadow, report, timeout_s, warm)
+        results, colds = await _run_all(runner, calls, shadow, reports, timeout_s, warm)
+    result = _merged_result(results)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
-    run.cold = went_cold
-    if coverage is not None and not result.timed_out:
-        run.coverage = read_coverage(coverage)
+    run.shares = len(calls)
+    run.cold = next((why for why in colds if why is not None), None)
+    if coverages is not None and not result.timed_out:
+        run.coverage = merged_coverage([read_coverage(path) for path in coverages])
     if result.timed_out:
         run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
         if not spec.custom:
             run.unverified += _still_running(report)
         return run
-    if not spec.custom and result.exit_code == 5:
+    if all(r.exit_code == 5 for r in results):
         run.nothing_collected = True
+        return run
+    for at, path in enumerate(reports):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            run.unverified = (
+                f"pytest exited with {results[at].exit_code} and wrote no report: "
+                f"{_tail(results[at].output, 600)}"
+            )
+            return run
+        try:
+            tests, done = read_report(text)
+        except ValueError as exc:
+            run.unverified = f"pytest's report could not be read: {exc}"
+            return run
+        run.results += tests
+        run.durations.update(durations_in(text))
+        if not done and results[at].exit_code == 0:
+            # One share's pytest ended early (a test's os._exit(0)): the
+            # tests after it in that share never ran, whatever the others said.
+            run.output = results[at].output
+            return _judged(run, "pytest", 0, False, custom=False)
+    return _judged(run, "pytest", result.exit_code, True, custom=False)
+
+
+async def _run_all(
+    runner: CommandRunner,
+    calls: Sequence[Callable[..., PytestCall]],
+    shadow: Shadow,
+    reports: Sequence[Path],
+    timeout_s: float,
+    warm: WarmClient | None,
+) -> tuple[list[CommandResult], list[str | None]]:
+    """The shares' runs at once: all of them ended (killed, at an abort or
+    a steer, each with its process group) when this returns or raises."""
+    tasks = [
+        asyncio.ensure_future(_run_pytest(runner, call, shadow, report, timeout_s, warm))
+        for call, report in zip(calls, reports, strict=True)
+    ]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        # Cancelled (an abort), or a share raised: the others are ended
+        # too, each killing its process group, before this returns.
+        for task in tasks:
+            task.cancel()
+        with anyio.CancelScope(shield=True):  # anyio's scopes cancel again
+            await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    return [t.result()[0] for t in tasks], [t.result()[1] for t in tasks]
+
+
+def _merged_result(results: Sequence[CommandResult]) -> CommandResult:
+    """One command's result of the shares': an exit code that says trouble
+    (nor 0, 1 or 5) first, then 1, then 0; 5 only when every share's is."""
+    if len(results) == 1:
+        return results[0]
+    codes = [r.exit_code for r in results]
+    odd = [c for c in codes if c not in (0, 1, 5)]
+    code = odd[0] if odd else 1 if 1 in codes else 0 if 0 in codes else 5
+    return CommandResult(
+        exit_code=code,
+        output="\n".join(r.output.rstrip() for r in results if r.output.strip()),
+        timed_out=any(r.timed_out for r in results),
+        duration_s=max(r.duration_s for r in results),
+    )
+
+
+async def _run_custom(
+    runner: CommandRunner, spec: RunnerSpec, shadow: Shadow, timeout_s: float, limit: float
+) -> TestRun:
+    """The configured command's run, read from its JUnit report."""
+    if spec.junit_path is not None and JUNIT_PLACEHOLDER not in (spec.command or ""):
+        if not inside(shadow.root, spec.junit_path):
+            return TestRun(
+                unverified=f"gates.tests.junitPath {spec.junit_path} runs through a folder "
+                "the shadow links to the workspace's own: the report would be written "
+                "there, so the tests are not run"
+            )
+        report = shadow.root / spec.junit_path
+    else:
+        report = shadow.own("report.xml")
+    command = custom_command(spec, shadow, report)
+    who = f"`{spec.command}`"
+    if report.exists() or report.is_symlink():
+        report.unlink()  # in the shadow's own folders (a link is removed, not its target)
+    result = await runner.run(command, timeout_s=timeout_s, writable=[str(shadow.private)])
+    run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
+    if result.timed_out:
+        run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
         return run
     try:
         text = report.read_text(encoding="utf-8", errors="replace")
@@ -269,31 +388,31 @@ async def run_tests(
             f"{who} exited with {result.exit_code} and wrote no report: {_tail(result.output, 600)}"
         )
         return run
-    finished = True
     try:
-        if spec.custom:
-            run.results = parse_junit(text)
-        else:
-            run.results, finished = read_report(text)
+        run.results = parse_junit(text)
     except ValueError as exc:
         run.unverified = f"{who}'s report could not be read: {exc}"
         return run
-    if not finished and result.exit_code == 0:
+    return _judged(run, who, result.exit_code, True, custom=True)
+
+
+def _judged(run: TestRun, who: str, code: int, finished: bool, *, custom: bool) -> TestRun:
+    """``run`` (its results read) unverified when its exit ``code`` or an
+    unfinished session (``finished``: pytest's report has its last line)
+    says the results cannot be trusted."""
+    if not finished and code == 0:
         run.unverified = (
             "pytest ended before its session finished (exit code 0: a test or plugin "
-            f"exited the process?): {_tail(result.output, 600)}"
+            f"exited the process?): {_tail(run.output, 600)}"
         )
         return run
-    if not spec.custom and result.exit_code in _PYTEST_TROUBLE:
+    if not custom and code in _PYTEST_TROUBLE:
         if not any(r.collection_error for r in run.results):
-            run.unverified = (
-                f"{_PYTEST_TROUBLE[result.exit_code]} (exit code {result.exit_code}): "
-                f"{_tail(result.output, 600)}"
-            )
-    elif result.exit_code != 0 and not run.failing:
+            run.unverified = f"{_PYTEST_TROUBLE[code]} (exit code {code}): {_tail(run.output, 600)}"
+    elif code != 0 and not run.failing:
         run.unverified = (
-            f"{who} exited with {result.exit_code} and its report names no failing test: "
-            f"{_tail(result.output, 600)}"
+            f"{who} exited with {code} and its report names no failing test: "
+            f"{_tail(run.output, 600)}"
         )
     return run
 

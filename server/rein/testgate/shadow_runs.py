@@ -24,15 +24,17 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner
 from rein.testgate.baseline_feed import Feed
+from rein.testgate.cores import Cores, Share, own_xdist, workers_for
 from rein.testgate.judging import unreachable
 from rein.testgate.junit import TestResult
 from rein.testgate.picking import Picker
 from rein.testgate.recorder import RawCoverage
-from rein.testgate.runner import REPORT, RunnerSpec, TestRun, run_tests
+from rein.testgate.runner import RunnerSpec, TestRun, report_path, run_tests, takes_xdist
 from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import WarmPytest
 from rein.testgate.waves import Waves, watch_report
@@ -63,6 +65,7 @@ class ShadowRuns:
         picker: Picker,
         warm: WarmPytest | None,
         sandboxed: Callable[[], bool],
+        workers: int | Literal["auto"] = 1,
     ) -> None:
         self.root = root
         self.runner = runner
@@ -82,6 +85,8 @@ class ShadowRuns:
         #: The last verdict's runs that the warm pytest ran (not those its
         #: client ran cold: the detail says why for the first run).
         self.warm_runs: set[str] = set()
+        #: How a first run is shared among forks (:mod:`rein.testgate.cores`).
+        self.cores = Cores(workers_for(workers))
 
     def reset(self) -> None:
         """A new verdict: its phases and warm runs start empty."""
@@ -213,11 +218,15 @@ class ShadowRuns:
         if time.monotonic() - built > 0.001:
             self._add_time(f"{name}_wait", time.monotonic() - built)
         built = time.monotonic()
+        shares = None
+        if waves is not None and warm is not None and warm.watch is not None:
+            shares = self._shares(shadow, targets, files, only, whole)
         watching = None
         if waves is not None:
-            report = shadow.own(REPORT)
-            report.unlink(missing_ok=True)  # an earlier run's: never read
-            watching = asyncio.ensure_future(watch_report(report, waves))
+            reports = [report_path(shadow, at) for at in range(len(shares or ((),)))]
+            for report in reports:
+                report.unlink(missing_ok=True)  # an earlier run's: never read
+            watching = asyncio.ensure_future(watch_report(reports, waves))
         try:
             run = await run_tests(
                 self.runner,
@@ -236,11 +245,20 @@ class ShadowRuns:
                 # once more in its process (rein.testgate.rerun_in_process).
                 again=waves is not None,
                 feed=feed,
+                shares=shares,
             )
         finally:
             if watching is not None:
                 watching.cancel()
             self._add_time(f"{name}_pytest", time.monotonic() - built)
+        # A traced test's time is the tracer's too (about twice its own).
+        kept = set(untraced)
+        traced = record and not self.spec.custom and run.coverage is not None
+        self.cores.learn(
+            {n: t if not traced or n in kept else t / 2 for n, t in run.durations.items()}
+        )
+        if run.shares > 1:
+            self.timings[f"{name}_shares"] = run.shares
         if run.coverage is not None and run.unverified is None:
             started = time.monotonic()
             texts = await asyncio.to_thread(Picker.texts_for, run.coverage, shadow.root)
@@ -249,6 +267,24 @@ class ShadowRuns:
         if run.cold is not None:
             self.warm_runs.discard(name)  # its client ran pytest itself
         return run, shadow
+
+    def _shares(
+        self,
+        shadow: Shadow,
+        targets: list[str] | None,
+        files: int,
+        only: list[str] | None,
+        whole: Sequence[str] | None,
+    ) -> list[Share] | None:
+        """A first run's shares among forks of the kept process, None when
+        one fork runs it (:mod:`rein.testgate.cores`)."""
+        if self.spec.custom or self.cores.workers < 2:
+            return None
+        if takes_xdist(self.spec, targets, files, only):
+            return None  # its workers
+        if self.spec.xdist and own_xdist(shadow.root):
+            return None  # the project's own workers
+        return self.cores.plan(targets, only, whole=whole or ())
 
     def _add_time(self, phase: str, seconds: float) -> None:
         self.timings[phase] = self.timings.get(phase, 0.0) + seconds

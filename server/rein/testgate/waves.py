@@ -144,31 +144,43 @@ def read_lines(lines: Iterable[bytes]) -> list[Heard]:
 
 
 class ReportReader:
-    """Reads the whole lines added to a report since the last read."""
+    """Reads the whole lines added to a run's reports since the last read
+    (one per share of a first run, :mod:`rein.testgate.cores`): the
+    session "finished" once each report said so."""
 
-    def __init__(self, report: Path) -> None:
-        self.report = report
-        self._offset = 0
-        self._partial = b""
+    def __init__(self, reports: Path | Sequence[Path]) -> None:
+        self.reports = [reports] if isinstance(reports, Path) else list(reports)
+        self._offsets = [0] * len(self.reports)
+        self._partials = [b""] * len(self.reports)
+        self._finished = [False] * len(self.reports)
 
     def read(self) -> list[Heard]:
-        try:
-            with self.report.open("rb") as stream:
-                stream.seek(self._offset)
-                chunk = stream.read()
-        except FileNotFoundError:
-            return []
-        self._offset += len(chunk)
-        lines = (self._partial + chunk).split(b"\n")
-        self._partial = lines.pop()  # a line not written whole yet
-        return read_lines(lines)
+        heard: list[Heard] = []
+        for at, report in enumerate(self.reports):
+            try:
+                with report.open("rb") as stream:
+                    stream.seek(self._offsets[at])
+                    chunk = stream.read()
+            except FileNotFoundError:
+                continue
+            self._offsets[at] += len(chunk)
+            lines = (self._partials[at] + chunk).split(b"\n")
+            self._partials[at] = lines.pop()  # a line not written whole yet
+            for one in read_lines(lines):
+                if one.said != "finished":
+                    heard.append(one)
+                elif not all(self._finished):
+                    self._finished[at] = True
+                    if all(self._finished):
+                        heard.append(one)
+        return heard
 
 
-async def watch_report(report: Path, waves: Waves) -> None:
-    """Read ``report`` as pytest writes it and hand what it says of failing
-    tests to ``waves``, until cancelled (when the run ends: :meth:`Waves.finish`
-    reads the rest)."""
-    reader = ReportReader(report)
+async def watch_report(reports: Path | Sequence[Path], waves: Waves) -> None:
+    """Read ``reports`` as pytest writes them and hand what they say of
+    failing tests to ``waves``, until cancelled (when the run ends:
+    :meth:`Waves.finish` reads the rest)."""
+    reader = ReportReader(reports)
     waves.reader = reader
     waves.started()
     while True:
