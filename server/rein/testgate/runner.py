@@ -283,8 +283,7 @@ async def run_tests(
         run.coverage = merged_coverage([read_coverage(path) for path in coverages])
     if result.timed_out:
         run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
-        if not spec.custom:
-            run.unverified += _still_running(report)
+        run.unverified += _still_running(reports)
         return run
     if all(r.exit_code == 5 for r in results):
         run.nothing_collected = True
@@ -417,14 +416,16 @@ def _judged(run: TestRun, who: str, code: int, finished: bool, *, custom: bool) 
     return run
 
 
-def _still_running(report: Path) -> str:
-    """The tests the report shows started and not ended (a hang's test),
-    for a timeout's reason: without it, the model is told nothing of
-    which test to look at."""
-    try:
-        text = report.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+def _still_running(reports: Sequence[Path]) -> str:
+    """The tests the reports (a run's, or its shares') show started and
+    not ended (a hang's test), for a timeout's reason: without it, the
+    model is told nothing of which test to look at."""
+    text = ""
+    for report in reports:
+        try:
+            text += report.read_text(encoding="utf-8", errors="replace") + "\n"
+        except OSError:
+            continue
     open_: dict[str, None] = {}
     for line in text.splitlines():
         try:
