@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +74,16 @@ def _texts(root: Path, files: list[str]) -> dict[str, str]:
 
 
 def _seeded_case(
-    path: str, text: str, kind: str, n: int, rng: random.Random, importers: list[str]
+    path: str,
+    text: str,
+    kind: str,
+    n: int,
+    rng: random.Random,
+    importers: Sequence[str] = (),
 ) -> Case | None:
     """One seeded edit of ``path`` written by the model; the command line
-    checks it with ``importers`` (the files its first verdict judges too)."""
+    checks it with ``importers`` (``--cold``: the files its first verdict
+    judges too; the probes' one-file cases: none)."""
     seeded = seed_edit(path, text, kind, n, rng)
     if seeded is None:
         return None
