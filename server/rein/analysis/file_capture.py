@@ -9,7 +9,8 @@ Three ways, by what the source can do:
   (:func:`~rein.analysis.cold_start.file_baseline`);
 * a source that settles (:class:`~rein.harness.ports.SettlingDiagnostics`)
   opens the file (and, analysing file by file, its importers) and is
-  waited on;
+  waited on; a write in open-files mode asks the file alone, its importers
+  owed (:mod:`rein.analysis.open_files_first`);
 * any other source: the run-start snapshot's entries for the file.
 
 The importers opened with the file are returned with their diagnostics:
