@@ -412,7 +412,8 @@ class AnalyzerGate:
             if not await taken_in_time(self._snapshot.task, self.settle_timeout_s, self._progress):
                 return with_fallback(not_past_the_importers(partial, self.settle_timeout_s), why)
         not_had: dict[str, str] | None = None
-        if cold is None and (first := open_files_only(self.diagnostics)) and self._owed.paths:
+        first = open_files_only(self.diagnostics) if self._owed.paths - ctx.touched else None
+        if cold is None and first is not None:
             # Open files only, a write's importers owed: its own errors first.
             verdict, not_had = await self._own_errors_first(ctx, first)
             if verdict.blockers:
