@@ -256,3 +256,33 @@ def test_a_deletion_and_a_command_edit_of_one_module_share_the_pristine_run(
     ]
     assert deleted.before_paths == edited.before_paths
     assert (tmp_path / "pkg/util.py").read_text() == TEXTS["pkg/util.py"]
+
+
+def test_a_seeded_edits_floor_is_its_file_and_the_importers_a_verdict_judges(
+    tmp_path: Path,
+) -> None:
+    """Issue 32's floor is the command line on the changed files and their
+    importers: a seeded edit's is its file and its first ``max_importers``
+    importers in the pool's order (same package first), not the file alone."""
+    from rein.bench.corpus import Project, commit_workspace
+    from rein.bench.gates_structural import plan_cases
+
+    for path, text in TEXTS.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    commit_workspace(tmp_path)
+    project = Project("pkg", "0", "pkg", 1)
+    judged = {
+        "pkg/util.py": ("pkg/util.py", "pkg/__init__.py", "pkg/app.py"),
+        "pkg/lone.py": ("pkg/lone.py", "pkg/app.py"),
+        "pkg/app.py": ("pkg/app.py", "pkg/tests/test_app.py"),
+        "pkg/alone.py": ("pkg/alone.py",),
+        "pkg/__init__.py": ("pkg/__init__.py", "pkg/app.py"),
+    }
+    seeded = [
+        c
+        for c in plan_cases(tmp_path, project, 14, seeded=5, max_importers=2)
+        if c.kind == "seeded-error"
+    ]
+    assert {c.target.split(" ")[0]: c.after_paths for c in seeded} == judged
+    assert all(c.before_paths == c.after_paths for c in seeded)

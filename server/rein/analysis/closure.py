@@ -11,32 +11,12 @@ nothing is narrowed."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Collection
 
+from rein.harness.gating.gate_types import ImporterClosure, OpenFilesOnly
 from rein.harness.ports import DiagnosticsSource
 
 __all__ = ["ImporterClosure", "OpenFilesOnly", "outside_note", "reach_of"]
-
-
-@runtime_checkable
-class ImporterClosure(Protocol):
-    """A source that can say which files may depend on some files."""
-
-    async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
-        """``paths`` and every file whose analysis may depend on them; None
-        when that cannot be known (a changed file is no source it scans)."""
-        ...
-
-
-@runtime_checkable
-class OpenFilesOnly(Protocol):
-    """A source whose analyzers may check only the files opened for the
-    changes (a workspace past ``gates.analyzer.workspaceMaxFiles``)."""
-
-    def analyses_open_files_only(self) -> bool:
-        """Whether they do: a file nobody opened is analysed by nobody."""
-        ...
 
 
 async def reach_of(source: DiagnosticsSource, touched: Collection[str]) -> Collection[str] | None:

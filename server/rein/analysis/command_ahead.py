@@ -27,9 +27,14 @@ from typing import Any
 
 from rein.analysis.baselines import FileBaseline
 from rein.analysis.cold_commands import command_baselines
-from rein.harness.gating.gate_types import FileByFileDiagnostics, ProgressReporter
+from rein.analysis.run_texts import analysed, reader
+from rein.harness.gating.gate_types import (
+    FileByFileCounterfactual,
+    FileByFileDiagnostics,
+    ProgressReporter,
+)
 from rein.harness.gating.waiting import reported
-from rein.harness.ports import Diagnostic
+from rein.harness.ports import Diagnostic, DiagnosticsSource, Mutation, Workspace
 
 __all__ = ["BaselineAhead", "baseline_ahead"]
 
@@ -56,6 +61,38 @@ class BaselineAhead:
         not (a run that ends first would leave it unsaid)."""
         self.task = asyncio.ensure_future(taking)
         self.task.add_done_callback(_log_failure)
+
+    def on_change(
+        self,
+        mutation: Mutation,
+        source: DiagnosticsSource,
+        cold: FileByFileDiagnostics | None,
+        texts_before: Callable[[str], str | None] | None,
+        workspace: Workspace | None,
+        changing: asyncio.Lock,
+        files: dict[str, FileBaseline],
+        late: dict[str, tuple[Diagnostic, ...]],
+        timeout_s: float,
+    ) -> None:
+        """A command's change in a cold session (``external``: the disk
+        watcher saw it): its files' baseline (:func:`baseline_ahead`) is
+        started now, while the model takes its next turn; the verdict
+        awaits it. Nothing when none is to be taken or one runs."""
+        if (
+            mutation.origin != "external"
+            or texts_before is None
+            or workspace is None
+            or not isinstance(cold, FileByFileCounterfactual)
+            or self.running
+        ):
+            return
+        paths = [p for p in analysed(source, set(mutation.paths)) if p not in files]
+        if paths:
+            self.start(
+                baseline_ahead(
+                    changing, cold, texts_before, paths, files, late, reader(workspace), timeout_s
+                )
+            )
 
     def stop(self) -> None:
         task, self.task = self.task, None

@@ -9,7 +9,8 @@ Three ways, by what the source can do:
   (:func:`~rein.analysis.cold_start.file_baseline`);
 * a source that settles (:class:`~rein.harness.ports.SettlingDiagnostics`)
   opens the file (and, analysing file by file, its importers) and is
-  waited on;
+  waited on; a write in open-files mode asks the file alone, its importers
+  owed (:mod:`rein.analysis.open_files_first`);
 * any other source: the run-start snapshot's entries for the file.
 
 The importers opened with the file are returned with their diagnostics:
@@ -67,6 +68,7 @@ async def capture(
     progress: ProgressReporter | None,
     *,
     importers_later: bool = False,
+    own_first: FileByFileDiagnostics | None = None,
 ) -> Captured:
     """``path``'s baseline before its first change, its ``text`` read
     (:func:`text_before`; see the module docstring); ``cold``: the source
@@ -74,7 +76,8 @@ async def capture(
     snapshot may have been taken meanwhile); ``run_start(path)``: its
     entries in the run-start snapshot; ``importers_later``: a cold write's
     importers are opened, not asked (:func:`~rein.analysis.cold_start.
-    file_baseline`), and returned ``owed``."""
+    file_baseline`), and returned ``owed``; ``own_first``: a write in
+    open-files mode, the same (:mod:`rein.analysis.open_files_first`)."""
     settled = True
     owed: tuple[str, ...] = ()
     if cold is not None:
@@ -85,13 +88,24 @@ async def capture(
             opened, owed = [], tuple(opened)
     elif isinstance(source, SettlingDiagnostics):
         opened = [p for p in await source.ensure_open([path]) or () if p != path]
-        settled = await reported(
-            source.wait_idle(timeout_s),
-            progress,
-            f"the analyzers: {path} before its first change",
-            1 + len(opened),
-        )
-        snap = await source.snapshot([path, *opened], min_generation=0)
+        if own_first is not None:
+            # Opened as always (past maxImporters, left for later rounds);
+            # only the file is asked now.
+            snap = await reported(
+                own_first.snapshot_files([path], timeout_s),
+                progress,
+                f"the analyzers: {path} before its first change",
+                1,
+            )
+            opened, owed = [], tuple(opened)
+        else:
+            settled = await reported(
+                source.wait_idle(timeout_s),
+                progress,
+                f"the analyzers: {path} before its first change",
+                1 + len(opened),
+            )
+            snap = await source.snapshot([path, *opened], min_generation=0)
     else:
         return Captured(FileBaseline(path, text, run_start(path), settled))
     if snap.blind is not None:

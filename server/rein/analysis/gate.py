@@ -66,11 +66,12 @@ from rein.analysis.cold_start import (
     taken_in_time,
     verdict_snapshot,
 )
-from rein.analysis.command_ahead import BaselineAhead, baseline_ahead
+from rein.analysis.command_ahead import BaselineAhead
 from rein.analysis.command_baselines import baseline_command_changes
 from rein.analysis.earlier_changes import before_earlier_changes
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
+from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.outcome import Judging, outcome_of
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach import check_more_importers
@@ -140,9 +141,7 @@ class AnalyzerGate:
         #: Changes were judged (or baselined) and not validated yet: the
         #: next run keeps these baselines.
         self._unvalidated = False
-        #: ``baseline``'s diagnostics by path, and the snapshot they are of.
-        self._baseline_paths: dict[str, list[Diagnostic]] = {}
-        self._baseline_grouped: DiagnosticsSnapshot | None = None
+        self._by_path = ByPath()  # ``baseline``'s diagnostics by path
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
@@ -304,32 +303,12 @@ class AnalyzerGate:
     def on_change(self, mutation: Mutation) -> None:
         """A command's change in a cold session (``external``: the disk
         watcher saw it): its files' baseline is taken now, in the
-        background, while the model takes its next turn
-        (:mod:`rein.analysis.command_ahead`); the verdict awaits it."""
+        background (:meth:`~rein.analysis.command_ahead.BaselineAhead.on_change`)."""
         cold = cold_source(self.diagnostics, self._snapshot.task)
-        workspace = self._command_workspace
-        if (
-            mutation.origin != "external"
-            or self._texts_before is None
-            or workspace is None
-            or not isinstance(cold, FileByFileCounterfactual)
-            or self._ahead.running
-        ):
-            return
-        paths = [p for p in analysed(self.diagnostics, set(mutation.paths)) if p not in self.files]
-        if paths:
-            self._ahead.start(
-                baseline_ahead(
-                    self._changing,
-                    cold,
-                    self._texts_before,
-                    paths,
-                    self.files,
-                    self.late,
-                    reader(workspace),
-                    self.settle_timeout_s,
-                )
-            )
+        ahead = (self._changing, self.files, self.late, self.settle_timeout_s)
+        self._ahead.on_change(
+            mutation, self.diagnostics, cold, self._texts_before, self._command_workspace, *ahead
+        )
 
     async def _capture(self, path: str, workspace: Workspace, writes: bool) -> FileBaseline:
         """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`;
@@ -354,6 +333,9 @@ class AnalyzerGate:
             self.settle_timeout_s,
             self._progress,
             importers_later=await importers_later(writes, cold, self.files, reader(workspace)),
+            own_first=None
+            if cold is not None
+            else await own_first(self.diagnostics, writes, self.files, reader(workspace)),
         )
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
@@ -374,9 +356,7 @@ class AnalyzerGate:
         return found.baseline if before is None else replace(found.baseline, diagnostics=before)
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
-        if self.baseline is None:
-            return ()
-        return tuple(d for d in self.baseline.diagnostics if d.path == path)
+        return tuple(self._by_path.get(self.baseline, path))
 
     async def _tell_environment(self) -> None:
         """An install changed what imports resolve to: the analyzers are
@@ -390,14 +370,7 @@ class AnalyzerGate:
         """A file's diagnostics before the run: from when it was first
         analysed (``late``), else the run-start snapshot's."""
         late = self.late.get(path, self._before_run.get(path))
-        if late is not None:
-            return late
-        if self._baseline_grouped is not self.baseline:
-            grouped: dict[str, list[Diagnostic]] = {}
-            for d in self.baseline.diagnostics if self.baseline else ():
-                grouped.setdefault(d.path, []).append(d)
-            self._baseline_paths, self._baseline_grouped = grouped, self.baseline
-        return self._baseline_paths.get(path, ())
+        return late if late is not None else self._by_path.get(self.baseline, path)
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         await self._ahead.ready(self._progress)
@@ -438,10 +411,17 @@ class AnalyzerGate:
             why = reached
             if not await taken_in_time(self._snapshot.task, self.settle_timeout_s, self._progress):
                 return with_fallback(not_past_the_importers(partial, self.settle_timeout_s), why)
+        not_had: dict[str, str] | None = None
+        first = open_files_only(self.diagnostics) if self._owed.paths - ctx.touched else None
+        if cold is None and first is not None:
+            # Open files only, a write's importers owed: its own errors first.
+            verdict, not_had = await self._own_errors_first(ctx, first)
+            if verdict.blockers:
+                return verdict
         # Not cold, or a command's change not baselined file by file (it
         # created or deleted a file): judged on the whole workspace.
         await self.baseline_ready()
-        verdict = with_fallback(await self._judge(ctx, None), why)
+        verdict = with_fallback(await self._judge(ctx, None, not_had), why)
         if verdict.blockers or (opened := open_files_only(self.diagnostics)) is None:
             return verdict
         # Open files only: what the change can reach past the importers opened.
@@ -465,9 +445,16 @@ class AnalyzerGate:
                 self._progress,
             )
 
-    async def _judge(self, ctx: GateContext, cold: FileByFileDiagnostics | None) -> GateOutcome:
+    async def _judge(
+        self,
+        ctx: GateContext,
+        cold: FileByFileDiagnostics | None,
+        owed_not_had: dict[str, str] | None = None,
+    ) -> GateOutcome:
         """The verdict on the changes: on the changed files and their
-        importers asked file by file (``cold``), else on the whole workspace."""
+        importers asked file by file (``cold``), else on the whole workspace
+        (``owed_not_had``: open files only, the owed importers asked and not
+        had, :meth:`_own_errors_first`)."""
         self._unvalidated = True
         # Changed files with no baseline (a command changed them) get one.
         await baseline_command_changes(
@@ -482,7 +469,7 @@ class AnalyzerGate:
         )
         unbaselined = await self._check_more_importers(ctx)
         unsure = await self._baseline_before_the_run(ctx) if cold is None else []
-        if cold is None and self.baseline is not None:
+        if cold is None and self.baseline is not None and owed_not_had is None:
             # The whole snapshot's files are baselined as before the run
             # (before_the_run): owed importers it settled are owed no more.
             self._owed.settled |= self._owed.paths - set(unsure)
@@ -511,7 +498,7 @@ class AnalyzerGate:
             snap, settled = await whole_snapshot(
                 self.diagnostics, ctx.touched, ctx.generation, self.settle_timeout_s, self._progress
             )
-            not_had = {}
+            not_had = owed_not_had or {}
         verdict = await self._outcome(
             ctx, snap, settled, cold is not None, unbaselined, unsure, not_had=not_had
         )
@@ -544,6 +531,21 @@ class AnalyzerGate:
         return await outcome_of(
             judging, ctx, snap, settled, partial, unbaselined, unsure, owed, not_had
         )
+
+    async def _own_errors_first(
+        self, ctx: GateContext, first: FileByFileDiagnostics
+    ) -> tuple[GateOutcome, dict[str, str]]:
+        """Open files only (:mod:`rein.analysis.open_files_first`): the
+        verdict on the changed files' own errors, naming the owed importers
+        not checked; when it does not block, the owed importers' baselines
+        asked, and those not had (judged by no verdict: unverified)."""
+        own = await changed_files_first(first, ctx.touched, self.settle_timeout_s, self._progress)
+        owed = self._owed.paths - ctx.touched
+        verdict = await self._outcome(ctx, own, True, True, set(self._unbaselined), [], owed)
+        if verdict.blockers:
+            return verdict, {}
+        async with self._changing:
+            return verdict, await self._baseline_owed(ctx.touched, ctx.workspace, first)
 
     async def _baseline_owed(
         self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics

@@ -10,9 +10,11 @@ The cases and their truth are :mod:`rein.bench.corpus_cases`; their scores
 With ``--cold`` every case (and two seeded edits, ``seeded-error``) runs in
 a session of its own, started for it: the wall time is from the session's
 start to the end of the repaired run; the floor is basedpyright plus ruff on
-the changed files and their importers after the change, run in the same
-process just before; the modules changed have at most
-:data:`COLD_MAX_IMPORTERS` importers. Each row also gives the wall without the tests gate's
+the changed files and their importers after the change (every case's,
+the seeded edits' too: the files Rein's first verdict judges), run in the
+same process just before; the modules changed have at most
+:data:`COLD_MAX_IMPORTERS` importers, and a seeded file's floor takes the
+first :data:`COLD_MAX_IMPORTERS` of its importers, as the pool opens them. Each row also gives the wall without the tests gate's
 own time (``analyzer_wall_s``, ``analyzer_wall_over_cli``): the floor is the
 command-line analyzers', and the tests gate has its own bench.
 """
@@ -23,9 +25,10 @@ import json
 import random
 import shutil
 import subprocess
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +73,17 @@ def _texts(root: Path, files: list[str]) -> dict[str, str]:
     return out
 
 
-def _seeded_case(path: str, text: str, kind: str, n: int, rng: random.Random) -> Case | None:
+def _seeded_case(
+    path: str,
+    text: str,
+    kind: str,
+    n: int,
+    rng: random.Random,
+    importers: Sequence[str] = (),
+) -> Case | None:
+    """One seeded edit of ``path`` written by the model; the command line
+    checks it with ``importers`` (``--cold``: the files its first verdict
+    judges too; the probes' one-file cases: none)."""
     seeded = seed_edit(path, text, kind, n, rng)
     if seeded is None:
         return None
@@ -91,8 +104,8 @@ def _seeded_case(path: str, text: str, kind: str, n: int, rng: random.Random) ->
         f"{path} ({kind})",
         write(seeded.edited),
         write(text),
-        (path,),
-        (path,),
+        (path, *importers),
+        (path, *importers),
         apply,
         undo,
         inserted=(path, seeded.first, seeded.last),
@@ -124,6 +137,12 @@ def plan_cases(
     def importers(path: str) -> list[str]:
         return index.importers(path, 10_000)  # as corpus_cases.importers_of finds them
 
+    def judged(path: str) -> list[str]:
+        # A written file's importers its first verdict judges: the first
+        # ``max_importers`` of the index's order, as the pool opens them.
+        every = index.importers(path, sys.maxsize)
+        return every[:max_importers] if max_importers is not None else every
+
     for path, _direct in chosen[:PER_KIND]:
         cases.append(delete_case(path, texts[path], importers(path)))
     for path, _direct in chosen[PER_KIND : 2 * PER_KIND] or chosen[:PER_KIND]:
@@ -139,7 +158,7 @@ def plan_cases(
             edits += 1
     clean = [f for f in package if "/tests/" not in f]
     for i, path in enumerate(rng.sample(clean, min(seeded, len(clean)))):
-        case = _seeded_case(path, texts[path], KINDS[i % len(KINDS)], i, rng)
+        case = _seeded_case(path, texts[path], KINDS[i % len(KINDS)], i, rng, judged(path))
         if case is not None:
             cases.append(case)
     return cases
@@ -380,7 +399,6 @@ def run_structural(
     projects: list[Project], *, cold: bool, seed: int = 14, log: Any = None
 ) -> list[dict[str, Any]]:
     """The cases of every project, warm (one session) or ``cold``."""
-    import sys
 
     import anyio
 

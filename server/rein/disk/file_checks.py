@@ -286,7 +286,11 @@ async def snapshot_files_with(
 ) -> DiagnosticsSnapshot:
     """:func:`snapshot_files` of ``paths`` with the analyzers that have them
     open shown ``texts`` instead of those files' contents (nothing is
-    written); the contents are shown again before it returns."""
+    written); the contents are shown again before it returns, and ``paths``
+    pulled again: their answers kept until then are of the texts shown, and
+    an analyzer that is pulled publishes nothing of its own when a file
+    they import is shown again (a later snapshot would take the shown
+    world's errors, a break the run made in them missing, for today's)."""
     await pool.started()
     shown = [
         (a, p) for p in texts for a in pool.analyzers if a.alive and a.owns(p) and p in a.versions
@@ -299,3 +303,9 @@ async def snapshot_files_with(
         finally:
             for analyzer, path in shown:
                 analyzer.change(path)
+            if shown:
+                again = set(texts)
+                for analyzer in pool.analyzers:
+                    for path in paths:
+                        if analyzer.alive and path in analyzer.versions and path not in again:
+                            analyzer.repull(path)  # owed (awaiting) until answered

@@ -16,7 +16,7 @@ import fnmatch
 import logging
 import posixpath
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import anyio
@@ -26,6 +26,8 @@ from rein.harness.gating.gate_types import (
     ExplainedCoverage,
     FileByFileCounterfactual,
     FileByFileDiagnostics,
+    ImporterClosure,
+    OpenFilesOnly,
     PartialImporters,
     PriorTexts,
 )
@@ -219,6 +221,21 @@ class DiagnosticsCoordinator:
         :class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`)."""
         inner = self.source
         return isinstance(inner, FileByFileDiagnostics) and inner.answers_per_file()
+
+    async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
+        """The inner source's closure of ``paths`` (see
+        :class:`~rein.harness.gating.gate_types.ImporterClosure`); None
+        (nothing narrowed) without one."""
+        inner = self.source
+        if isinstance(inner, ImporterClosure):
+            return await inner.importer_closure(paths)
+        return None
+
+    def analyses_open_files_only(self) -> bool:
+        """The inner source's analyzers check only the files opened for the
+        changes (see :class:`~rein.harness.gating.gate_types.OpenFilesOnly`)."""
+        inner = self.source
+        return isinstance(inner, OpenFilesOnly) and inner.analyses_open_files_only()
 
     async def open_with_importers(self, paths: Sequence[str]) -> Sequence[str]:
         inner = self.source

@@ -4,7 +4,7 @@ context a blocker shows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,6 +24,8 @@ __all__ = [
     "Gate",
     "GateContext",
     "GateOutcome",
+    "ImporterClosure",
+    "OpenFilesOnly",
     "PartialImporters",
     "PriorTexts",
     "ProgressReporter",
@@ -231,6 +233,27 @@ class PartialImporters(Protocol):
     async def open_more_importers(self) -> Sequence[str]:
         """Open the next batch of them (at most the bound) in the analyzers
         that check file by file; returns those opened now."""
+        ...
+
+
+@runtime_checkable
+class ImporterClosure(Protocol):
+    """A source that can say which files may depend on some files (the
+    headless pool, from its import scan: :mod:`rein.analysis.closure`)."""
+
+    async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
+        """``paths`` and every file whose analysis may depend on them; None
+        when that cannot be known (a changed file is no source it scans)."""
+        ...
+
+
+@runtime_checkable
+class OpenFilesOnly(Protocol):
+    """A source whose analyzers may check only the files opened for the
+    changes (a workspace past ``gates.analyzer.workspaceMaxFiles``)."""
+
+    def analyses_open_files_only(self) -> bool:
+        """Whether they do: a file nobody opened is analysed by nobody."""
         ...
 
 
