@@ -3,17 +3,33 @@ run's change of one file as the editor holds it."""
 
 from __future__ import annotations
 
+import ast
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.process.runner import SubprocessRunner
+from rein.testgate import parses as parses_module
 from rein.testgate.gate import TestGate
 from rein.testgate.warm import ProcessLauncher
 from tests.fakes.workspace import FakeWorkspace
 
-__all__ = ["BAD", "GOOD", "changed", "gate_for", "project", "snapshot", "verdict", "verdict_on"]
+__all__ = [
+    "BAD",
+    "GOOD",
+    "changed",
+    "counted_parses",
+    "gate_for",
+    "process_ended",
+    "project",
+    "snapshot",
+    "verdict",
+    "verdict_on",
+]
 
 GOOD = "def first_n(xs, n):\n    return xs[:n]\n"
 #: An off-by-one no analyzer sees.
@@ -68,3 +84,26 @@ async def verdict_on(root: Path, path: str, text: str, **config: object) -> Gate
     gate = gate_for(root, **config)
     await changed(gate, workspace, path, text)
     return await verdict(gate, workspace, path)
+
+
+def process_ended(pid: int) -> bool:
+    """Whether process ``pid`` has ended by now (not waited for)."""
+    try:
+        os.close(os.pidfd_open(pid))
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[str | bytes]:
+    """The texts the gate's parses (``rein.testgate.parses``) hand to
+    ``ast.parse`` from now on, in order."""
+    parsed: list[str | bytes] = []
+    parse = ast.parse
+
+    def counted(text: str | bytes, *args: object, **kwargs: object) -> ast.Module:
+        parsed.append(text)
+        return parse(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parses_module.ast, "parse", counted)
+    return parsed

@@ -28,7 +28,7 @@ from rein.testgate.runner import RunnerSpec, run_tests
 from rein.testgate.shadow import build_shadow
 from rein.testgate.warm import WarmPytest
 from tests.fakes.workspace import FakeWorkspace
-from tests.testgate.projects import changed, project, verdict
+from tests.testgate.projects import changed, process_ended, project, verdict
 
 #: VALUE is 1 before the run, 2 after it.
 MOD = "VALUE = 1\n"
@@ -159,15 +159,6 @@ HANGS = (
 )
 
 
-def _ended(pid: int) -> bool:
-    """Whether process ``pid`` has ended by now (not waited for)."""
-    try:
-        os.close(os.pidfd_open(pid))
-    except ProcessLookupError:
-        return True
-    return False
-
-
 async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,7 +199,7 @@ async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
                     text = await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True)
                     pids.append(int(text))
             tasks.cancel_scope.cancel()  # an abort: run_tests is cancelled
-        ended = [_ended(pid) for pid in pids]
+        ended = [process_ended(pid) for pid in pids]
         targets = ["tests/test_exit.py", "tests/test_fail.py"]
         exited = await run_tests(runner, spec, shadow, targets, 60, warm=client, shares=early)
     finally:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-from rein.testgate import parses as parses_module
 from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.narrow_units import changed_lines
-from tests.testgate.projects import project, verdict_on
+from tests.testgate.projects import counted_parses, project, verdict_on
 
 LIB = (
     '"""The library."""\n\nimport os\n\n\n'
@@ -267,14 +265,7 @@ def test_the_text_before_the_run_is_parsed_once_for_the_runs_verdicts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
-    parsed: list[str | bytes] = []
-    parse = ast.parse
-
-    def counted(text: str | bytes, *args: object, **kwargs: object) -> ast.Module:
-        parsed.append(text)
-        return parse(text, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(parses_module.ast, "parse", counted)
+    parsed = counted_parses(monkeypatch)
     narrower = Narrower(root)
     for now in (LIB.replace("x + 1", "x + 2"), LIB.replace("x + 1", "x + 3")):
         narrowed = narrower.narrow(("tests/test_lib.py",), ("lib.py",), {"lib.py": (LIB, now)})

@@ -12,13 +12,12 @@ import pytest
 
 from rein.harness.ports import Mutation
 from rein.testgate import by_name, file_model, import_graph
-from rein.testgate import parses as parses_module
 from rein.testgate.parses import Parses
 from rein.testgate.picking import Picker
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import TestSelection, select_tests
 from tests.fakes.workspace import FakeWorkspace
-from tests.testgate.projects import changed, gate_for, project
+from tests.testgate.projects import changed, counted_parses, gate_for, project
 
 MOD = (
     "import os\n\nLIMIT = 3\n\n\n"  # 1-5
@@ -92,14 +91,7 @@ def test_a_changed_module_is_parsed_once_a_verdict_and_not_at_all_once_read(
     root = project(tmp_path, {"mod.py": MOD, "help.py": HELP, T: TESTS})
     picker = Picker(root)
     picker.record(_record(), {"mod.py": MOD, "help.py": HELP, T: TESTS})
-    parsed: list[str | bytes] = []
-    parse = ast.parse
-
-    def counted(text: str | bytes, *args: object, **kwargs: object) -> ast.Module:
-        parsed.append(text)
-        return parse(text, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(parses_module.ast, "parse", counted)
+    parsed = counted_parses(monkeypatch)
     # A module-level change: coverage cannot decide (its model), the names
     # do (its units): one parse of the text now for both.
     first = MOD.replace("LIMIT = 3", "LIMIT = 4")
@@ -167,14 +159,7 @@ async def test_a_gate_told_of_a_change_reads_it_from_the_disk_before_the_verdict
     root = project(tmp_path, {"mod.py": MOD, "help.py": HELP, T: TESTS})
     workspace = FakeWorkspace({"mod.py": MOD}, root=str(root))
     gate = gate_for(root)
-    parsed: list[str | bytes] = []
-    parse = ast.parse
-
-    def counted(text: str | bytes, *args: object, **kwargs: object) -> ast.Module:
-        parsed.append(text)
-        return parse(text, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(parses_module.ast, "parse", counted)
+    parsed = counted_parses(monkeypatch)
     now = MOD.replace("x + 1", "x + 2")
     (root / "mod.py").write_text(now)  # rein run: the change is on disk
     # Not through the workspace port (a client's read has effects of its

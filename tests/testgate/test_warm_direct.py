@@ -23,7 +23,7 @@ from rein.sandboxing.settings import SandboxSettings
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.shadow import build_shadow
 from rein.testgate.warm import WarmClient, WarmPytest
-from tests.testgate.projects import GOOD, project
+from tests.testgate.projects import GOOD, process_ended, project
 
 ENV = (
     "import json\nimport os\n\nfrom mod import first_n\n\n\n"
@@ -118,15 +118,6 @@ async def test_a_direct_run_is_the_clients_run_in_the_sandbox_without_a_command(
     }
 
 
-def _ended(pid: int) -> bool:
-    """Whether process ``pid`` has ended by now (not waited for)."""
-    try:
-        os.close(os.pidfd_open(pid))
-    except ProcessLookupError:
-        return True
-    return False
-
-
 async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_falls_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -155,7 +146,7 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
             with anyio.fail_after(60):
                 pid = int(await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True))
             tasks.cancel_scope.cancel()  # an abort: run_tests is cancelled
-        aborted_ended = _ended(pid)
+        aborted_ended = process_ended(pid)
         exited = await run_tests(runner, spec, shadow, ["tests/test_exit.py"], 60, warm=client)
         timed: list[TestRun] = []
         async with anyio.create_task_group() as tasks:
@@ -166,7 +157,7 @@ async def test_an_abort_and_a_timeout_kill_the_direct_runs_tests_a_gone_process_
             tasks.start_soon(timing_out)
             with anyio.fail_after(60):
                 pid = int(await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True))
-        timed_ended = _ended(pid)
+        timed_ended = process_ended(pid)
         # Rein's environment changed since the kept process started: its
         # runs go through the client (which hands over its own).
         monkeypatch.setenv("REIN_TEST_CHANGED", "1")
