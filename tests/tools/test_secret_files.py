@@ -9,6 +9,7 @@ tests/lsp/test_attachments.py (``secret-file``)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from rein.tools import (
     WriteFileTool,
 )
 from rein.tools.bootstrap import bootstrap_message, find_instructions, instructions_text
+from rein.tools.file_ops import DeleteFileTool, MoveFileTool
 from rein.tools.secret_files import (
     DEFAULT_SECRET_FILES,
     NO_SECRET_FILES,
@@ -244,6 +246,75 @@ async def test_a_command_that_names_a_secret_file_asks_every_time(root: Path) ->
     approver.answer = True
     shown = await calls.run(RunCommandTool(), command="cat .npmrc")
     assert TOKEN in shown.content, "the person approved it"
+
+
+async def test_moving_or_deleting_a_folder_that_holds_a_secret_file_asks_every_time(
+    calls: ToolCallRecorder, root: Path, write_files: WriteFiles
+) -> None:
+    # .aws and aws match no glob: only a look inside the folder sees the file.
+    write_files({".aws/credentials": f"key = {TOKEN}\n", "src/app.py": "x = 1\n"})
+    approver = FakeApprover(False)
+    calls.env.approver = approver
+    moved = await calls.run(MoveFileTool(), path=".aws", new_path="aws")
+    deleted = await calls.run(DeleteFileTool(), path=".aws")
+    assert moved.is_error and deleted.is_error and "declined" in moved.content
+    assert (root / ".aws/credentials").read_text() == f"key = {TOKEN}\n"
+    assert [r.detail.split("\n")[0] for r in approver.requests] == [
+        "Asked every time because the folder .aws holds .aws/credentials, a secret file "
+        "(tools.secretFiles: '.aws/credentials'); once moved it is aws/credentials, which no "
+        "secret glob names, so the agent can read it.",
+        "Asked every time because the folder .aws holds .aws/credentials, a secret file "
+        "(tools.secretFiles: '.aws/credentials').",
+    ]
+    assert all(r.rules == () for r in approver.requests), "no rule is offered to keep"
+    # Into the glob counts too (aws to .aws), and a folder of none is not asked about.
+    (root / ".aws").rename(root / "aws")
+    assert (await calls.run(MoveFileTool(), path="aws", new_path=".aws")).is_error
+    assert approver.requests[-1].detail.startswith(
+        "Asked every time because the folder aws holds .aws/credentials"
+    )
+    asked = len(approver.requests)
+    assert not (await calls.run(MoveFileTool(), path="src", new_path="lib")).is_error
+    assert len(approver.requests) == asked and (root / "lib/app.py").is_file()
+
+
+async def test_a_folder_too_large_to_look_through_asks(
+    calls: ToolCallRecorder, root: Path, write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("rein.tools.secret_walk.WALK_BOUND", 3)
+    write_files({f"big/f{i}.txt": "x\n" for i in range(4)})
+    approver = FakeApprover(False)
+    calls.env.approver = approver
+    assert (await calls.run(DeleteFileTool(), path="big")).is_error
+    [asked] = approver.requests
+    assert asked.detail.startswith("Asked every time because the folder big has more than 3")
+
+
+async def test_a_hard_link_to_a_secret_file_is_asked_about_as_one(
+    calls: ToolCallRecorder, root: Path, write_files: WriteFiles
+) -> None:
+    write_files({".npmrc": f"_authToken={TOKEN}\n", "plain.txt": "hello\n"})
+    os.link(root / ".npmrc", root / "notes.txt")
+    os.link(root / "plain.txt", root / "other.txt")
+    approver = FakeApprover(False)
+    calls.env.approver = approver
+    assert (await calls.run(ReadFileTool(), path="notes.txt")).is_error
+    assert (await calls.run(ReadFileTool(), path="other.txt")).is_error
+    secret, plain = (r.detail for r in approver.requests)
+    assert secret == (
+        "The agent wants to read notes.txt, but it is another name of .npmrc, a secret file "
+        "(tools.secretFiles: '.npmrc')."
+    )
+    assert "secret" not in plain and "hard link (2 names)" in plain
+
+
+def test_a_command_naming_a_secret_file_after_a_colon_or_by_an_odd_path_is_seen() -> None:
+    rules = SecretFiles()
+    assert named_in_command("git show HEAD:.env", rules, "/w") == (".env", ".env")
+    assert named_in_command("cat /w//a/.env", rules, "/w") == ("a/.env", ".env")
+    for command in ("cat .aws/./credentials", "cat .aws//credentials", "cat x/../.aws/credentials"):
+        assert named_in_command(command, rules, "/w") == (".aws/credentials", ".aws/credentials")
+    assert named_in_command("cat src/../../.env https://x.org/a", rules, "/w") is None
 
 
 def test_a_path_outside_the_workspace_is_left_to_the_os_sandbox() -> None:

@@ -13,6 +13,7 @@ from rein.harness.ports import Workspace
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools.approval import check_approval
+from rein.tools.secret_walk import secret_in_folder
 
 __all__ = ["DeleteFileArgs", "DeleteFileTool", "MoveFileArgs", "MoveFileTool"]
 
@@ -24,6 +25,12 @@ def _file(ctx: ToolContext, path: str) -> tuple[Workspace, str]:
         raise ToolError("The workspace root is a directory; give the path of a file.")
     sandbox.check_writable(rel)
     return workspace, rel
+
+
+def _asked(held: str | None, detail: str) -> str:
+    """A move's or delete's prompt, saying first which secret file a folder
+    holds (:func:`~rein.tools.secret_walk.secret_in_folder`)."""
+    return detail if held is None else f"Asked every time because {held}.\n\n{detail}"
 
 
 class DeleteFileArgs(BaseModel):
@@ -46,13 +53,17 @@ class DeleteFileTool(Tool[DeleteFileArgs]):
         workspace, rel = _file(ctx, args.path)
         if not await workspace.exists(rel):
             raise ToolError(f"File not found: {rel}")
+        held = secret_in_folder(sandbox_of(ctx)[1], rel)
         denial = await check_approval(
             ctx,
             "write",
             title=f"Delete {rel}",
-            detail=f"Delete {rel}",
+            detail=_asked(held, f"Delete {rel}"),
             action=f"delete {rel}",
             subject=("write", rel),
+            force_ask=held is not None,
+            why_ask=held or "",
+            exact_only=held is not None,
         )
         if denial is not None:
             return denial
@@ -93,14 +104,18 @@ class MoveFileTool(Tool[MoveFileArgs]):
                 f"Cannot move {old} to {new}: {new} already exists. Delete it first, or "
                 "choose another path."
             )
+        held = secret_in_folder(sandbox_of(ctx)[1], old, new)
         denial = await check_approval(
             ctx,
             "write",
             title=f"Move {old} to {new}",
-            detail=f"Move {old} to {new}",
+            detail=_asked(held, f"Move {old} to {new}"),
             action=f"move {old} to {new}",
             about=old,
             writes=(new,),
+            force_ask=held is not None,
+            why_ask=held or "",
+            exact_only=held is not None,
         )
         if denial is not None:
             return denial

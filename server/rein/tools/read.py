@@ -12,6 +12,7 @@ from rein.tools._files import format_size
 from rein.tools.approval import check_approval
 from rein.tools.disk_read import BOM, MAX_TEXT_BYTES
 from rein.tools.sandbox import SNIFF_BYTES, DiskFile, hard_link_reason
+from rein.tools.secret_walk import secret_name_of
 from rein.tools.settings import settings_of
 
 __all__ = ["ReadFileArgs", "ReadFileTool"]
@@ -98,7 +99,9 @@ class ReadFileTool(Tool[ReadFileArgs]):
             raise ToolError(f"File not found: {rel}")  # nothing to ask the person about
         why = f"it matches the protected pattern {protected!r}" if protected else ""
         if disk is not None and disk.links > 1:
-            why = why or hard_link_reason(disk.links)
+            # Another name may be a secret file (a read of it is refused): say so.
+            named = await anyio.to_thread.run_sync(secret_name_of, sandbox, rel)
+            why = why or named or hard_link_reason(disk.links)
         denial = await check_approval(
             ctx,
             "read",

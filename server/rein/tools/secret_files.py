@@ -31,6 +31,7 @@ unlocks a file.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -198,8 +199,9 @@ class SecretFileError(ToolError):
 
 
 #: What separates the words of a command line that may name a file: blanks,
-#: quotes, the shell's operators and an option's ``=`` (``--env-file=.env``).
-_COMMAND_WORD_BREAKS = re.compile(r"[\s'\"`=;&|<>()$]+")
+#: quotes, the shell's operators, an option's ``=`` (``--env-file=.env``)
+#: and ``:`` (``git show HEAD:.env``, ``scp host:.env``).
+_COMMAND_WORD_BREAKS = re.compile(r"[\s'\"`=;&|<>()$:]+")
 
 
 def named_in_command(command: str, secret_files: SecretFiles, root: str) -> tuple[str, str] | None:
@@ -213,11 +215,11 @@ def named_in_command(command: str, secret_files: SecretFiles, root: str) -> tupl
         return None
     prefix = root.rstrip("/") + "/"
     for word in _COMMAND_WORD_BREAKS.split(command):
-        path = word.strip()
+        # .aws/./credentials, .aws//credentials, x/../.env: the path they name.
+        path = posixpath.normpath(word.strip()) if word.strip() else ""
         if path.startswith(prefix):
             path = path[len(prefix) :]
-        path = path.removeprefix("./").rstrip("/")
-        if not path or path.startswith(("-", "/", "~", "..")):
+        if not path or path == "." or path.startswith(("-", "/", "~", "..")):
             continue
         glob = secret_files.matched_by(path)
         if glob is not None:
