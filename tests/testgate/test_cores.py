@@ -62,9 +62,14 @@ def _first_run_processes(log: Path) -> set[str]:
 
 
 async def _verdict(
-    root: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int,
+    before: str = MOD,
+    after: str = "VALUE = 2\n",
 ) -> tuple[GateOutcome, set[str], dict[str, float]]:
-    """The gate's verdict on VALUE 1 → 2 in the gates' real sandbox, warm."""
+    """The gate's verdict on ``before`` → ``after`` (VALUE 1 → 2) in the
+    gates' real sandbox, warm."""
     monkeypatch.setenv("WHERE_LOG", str(root / "where.log"))
     monkeypatch.setenv("FLAKY_COUNT", str(root / "flaky.count"))
     sandbox = OtherCommandsSandbox(str(root), SandboxSettings, "gates")
@@ -76,9 +81,9 @@ async def _verdict(
         launcher=KeptProcessLauncher(str(root), sandbox),
         sandboxed=lambda: True,
     )
-    workspace = FakeWorkspace({"mod.py": MOD}, root=str(root))
+    workspace = FakeWorkspace({"mod.py": before}, root=str(root))
     try:
-        await changed(gate, workspace, "mod.py", "VALUE = 2\n")
+        await changed(gate, workspace, "mod.py", after)
         assert await gate.warm_ready(60)
         outcome = await verdict(gate, workspace, "mod.py")
     finally:
@@ -148,6 +153,28 @@ async def test_a_test_that_needed_its_neighbours_process_is_not_made_a_blocker_b
         "failing before the run too (not blocking): tests/test_b.py::test_needs_its_neighbour"
         in outcome.detail
     )
+
+
+async def test_a_test_file_collected_only_for_its_import_is_in_a_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test of test_b uses a changed name, but its file imports ``old``,
+    which the change removes: the narrowing collects the file for its
+    import, and a share must too (it was in none: the split run passed)."""
+    monkeypatch.setattr(cores, "SPLIT_FROM_S", 0.001)
+    before = "VALUE = 1\n\n\ndef old():\n    return 1\n"
+    tests = {
+        "tests/test_a.py": "import mod\n\n\ndef test_ok():\n    assert mod.VALUE in (1, 2)\n",
+        "tests/test_b.py": "from mod import old\n\n\ndef test_unrelated():\n    assert True\n",
+        "tests/test_c.py": "import mod\n\n\ndef test_ok2():\n    assert mod.VALUE\n",
+    }
+    root = project(tmp_path / "proj", {"mod.py": before, **tests})
+    outcome, _, timings = await _verdict(root, monkeypatch, 2, before)
+
+    assert timings["first_shares"] == 2
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_b.py cannot be collected (the test file does not import)"
+    ]
 
 
 HANGS = (
