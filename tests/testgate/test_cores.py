@@ -200,13 +200,16 @@ async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
 ) -> None:
     """Both shares' pytest processes end before ``run_tests`` returns from
     an abort; a share whose test called ``os._exit(0)`` makes the run
-    unverified though the other share's failure gives the run exit code 1."""
+    unverified though the other share's failure gives the run exit code 1;
+    a file cut across shares that fails to import is one collection error."""
     files = {
         "mod.py": MOD,
         "tests/test_x.py": HANGS,
         "tests/test_y.py": HANGS,
         "tests/test_exit.py": "import os\n\n\ndef test_exits():\n    os._exit(0)\n",
         "tests/test_fail.py": "def test_fails():\n    assert False\n",
+        "tests/test_broken.py": "from mod import gone\n\n\ndef test_1():\n    pass\n\n\n"
+        "def test_2():\n    pass\n",
     }
     root = project(tmp_path / "proj", files)
     fifos = {}
@@ -238,6 +241,12 @@ async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
         ended = [_ended(pid) for pid in pids]
         targets = ["tests/test_exit.py", "tests/test_fail.py"]
         exited = await run_tests(runner, spec, shadow, targets, 60, warm=client, shares=early)
+        broken = "tests/test_broken.py"
+        named = [f"{broken}::test_1", f"{broken}::test_2"]
+        cut = [Share((broken,), (name,)) for name in named]
+        run = await run_tests(
+            runner, spec, shadow, [broken], 60, warm=client, only=named, shares=cut
+        )
     finally:
         await warm.close()
         shadow.remove()
@@ -245,6 +254,9 @@ async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
     assert len(set(pids)) == 2 and ended == [True, True]
     assert exited.shares == 2 and exited.exit_code == 1  # the other share's failure
     assert (exited.unverified or "").startswith("pytest ended before its session finished")
+    # A file cut across the shares that fails to import: one error, not one a share.
+    assert run.shares == 2
+    assert [(r.node_id, r.collection_error) for r in run.results] == [(broken, True)]
 
 
 def test_shares_are_balanced_by_recorded_times_and_keep_the_runs_order() -> None:
