@@ -62,9 +62,14 @@ def _first_run_processes(log: Path) -> set[str]:
 
 
 async def _verdict(
-    root: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int,
+    before: str = MOD,
+    after: str = "VALUE = 2\n",
 ) -> tuple[GateOutcome, set[str], dict[str, float]]:
-    """The gate's verdict on VALUE 1 → 2 in the gates' real sandbox, warm."""
+    """The gate's verdict on ``before`` → ``after`` (VALUE 1 → 2) in the
+    gates' real sandbox, warm."""
     monkeypatch.setenv("WHERE_LOG", str(root / "where.log"))
     monkeypatch.setenv("FLAKY_COUNT", str(root / "flaky.count"))
     sandbox = OtherCommandsSandbox(str(root), SandboxSettings, "gates")
@@ -76,9 +81,9 @@ async def _verdict(
         launcher=KeptProcessLauncher(str(root), sandbox),
         sandboxed=lambda: True,
     )
-    workspace = FakeWorkspace({"mod.py": MOD}, root=str(root))
+    workspace = FakeWorkspace({"mod.py": before}, root=str(root))
     try:
-        await changed(gate, workspace, "mod.py", "VALUE = 2\n")
+        await changed(gate, workspace, "mod.py", after)
         assert await gate.warm_ready(60)
         outcome = await verdict(gate, workspace, "mod.py")
     finally:
@@ -150,6 +155,28 @@ async def test_a_test_that_needed_its_neighbours_process_is_not_made_a_blocker_b
     )
 
 
+async def test_a_test_file_collected_only_for_its_import_is_in_a_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test of test_b uses a changed name, but its file imports ``old``,
+    which the change removes: the narrowing collects the file for its
+    import, and a share must too (it was in none: the split run passed)."""
+    monkeypatch.setattr(cores, "SPLIT_FROM_S", 0.001)
+    before = "VALUE = 1\n\n\ndef old():\n    return 1\n"
+    tests = {
+        "tests/test_a.py": "import mod\n\n\ndef test_ok():\n    assert mod.VALUE in (1, 2)\n",
+        "tests/test_b.py": "from mod import old\n\n\ndef test_unrelated():\n    assert True\n",
+        "tests/test_c.py": "import mod\n\n\ndef test_ok2():\n    assert mod.VALUE\n",
+    }
+    root = project(tmp_path / "proj", {"mod.py": before, **tests})
+    outcome, _, timings = await _verdict(root, monkeypatch, 2, before)
+
+    assert timings["first_shares"] == 2
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_b.py cannot be collected (the test file does not import)"
+    ]
+
+
 HANGS = (
     "import os\nimport time\n\n\n"
     "def test_hangs():\n"
@@ -164,13 +191,16 @@ async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
 ) -> None:
     """Both shares' pytest processes end before ``run_tests`` returns from
     an abort; a share whose test called ``os._exit(0)`` makes the run
-    unverified though the other share's failure gives the run exit code 1."""
+    unverified though the other share's failure gives the run exit code 1;
+    a file cut across shares that fails to import is one collection error."""
     files = {
         "mod.py": MOD,
         "tests/test_x.py": HANGS,
         "tests/test_y.py": HANGS,
         "tests/test_exit.py": "import os\n\n\ndef test_exits():\n    os._exit(0)\n",
         "tests/test_fail.py": "def test_fails():\n    assert False\n",
+        "tests/test_broken.py": "from mod import gone\n\n\ndef test_1():\n    pass\n\n\n"
+        "def test_2():\n    pass\n",
     }
     root = project(tmp_path / "proj", files)
     fifos = {}
@@ -202,6 +232,12 @@ async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
         ended = [process_ended(pid) for pid in pids]
         targets = ["tests/test_exit.py", "tests/test_fail.py"]
         exited = await run_tests(runner, spec, shadow, targets, 60, warm=client, shares=early)
+        broken = "tests/test_broken.py"
+        named = [f"{broken}::test_1", f"{broken}::test_2"]
+        cut = [Share((broken,), (name,)) for name in named]
+        run = await run_tests(
+            runner, spec, shadow, [broken], 60, warm=client, only=named, shares=cut
+        )
     finally:
         await warm.close()
         shadow.remove()
@@ -209,6 +245,9 @@ async def test_an_abort_ends_every_share_and_one_shares_early_end_is_not_a_pass(
     assert len(set(pids)) == 2 and ended == [True, True]
     assert exited.shares == 2 and exited.exit_code == 1  # the other share's failure
     assert (exited.unverified or "").startswith("pytest ended before its session finished")
+    # A file cut across the shares that fails to import: one error, not one a share.
+    assert run.shares == 2
+    assert [(r.node_id, r.collection_error) for r in run.results] == [(broken, True)]
 
 
 def test_shares_are_balanced_by_recorded_times_and_keep_the_runs_order() -> None:

@@ -50,6 +50,27 @@ def test_an_empty_ini_is_named_only_without_the_projects_own(tmp_path: Path) -> 
     assert outside[outside.index("-c") + 1] == str(shadow.own("ini") / "pytest.ini")
 
 
+def test_each_share_of_a_first_run_has_its_own_pytest_cache(tmp_path: Path) -> None:
+    """A project whose options use the cache (``--ff``): each share's
+    pytest writes its own folder, emptied by its own call only."""
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "pytest.ini").write_text("[pytest]\naddopts = --ff\n")
+    shadow = build_shadow(src, {})
+    try:
+        folders = []
+        for share in (0, 1):
+            argv = _argv(
+                pytest_command(
+                    "py", shadow, ["t.py"], shadow.private / "r", xdist=False, share=share
+                )
+            )
+            folders.append(argv[argv.index("-o") + 1])
+    finally:
+        shadow.remove()
+    assert folders == [f"cache_dir={shadow.own('cache')}", f"cache_dir={shadow.own('cache.1')}"]
+
+
 def test_a_report_without_a_session_is_refused() -> None:
     with pytest.raises(ValueError, match="pytest started no session"):
         read_report("")

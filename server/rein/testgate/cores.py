@@ -256,10 +256,19 @@ class Cores:
             share = min(range(count), key=loads.__getitem__)
             owner[at] = share
             loads[share] += cut[at].weight
+        # A target file no named test is of (the narrowing collects it for
+        # its import of a changed name: an ImportError there blocks) goes to
+        # the lightest share, collected only.
+        named = {u.file for u in units}
+        extra: dict[int, list[str]] = {}
+        for file in targets if only is not None else ():
+            if file not in named and "::" not in file:
+                extra.setdefault(min(range(count), key=loads.__getitem__), []).append(file)
         shares: list[Share] = []
         for share in range(count):
             mine = [cut[i] for i in range(len(cut)) if owner[i] == share]
             files = list(dict.fromkeys(u.file for u in mine))
+            files += extra.get(share, ())
             if only is None:
                 names = [n for u in mine for n in u.names]
                 shares.append(Share(tuple(names), None))

@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -302,14 +302,14 @@ def pytest_command(
     return pytest_call(python, shadow, targets, report, **options).shell()
 
 
-def _cache(shadow: Shadow) -> list[str]:
+def _cache(shadow: Shadow, own: Callable[[str], Path]) -> list[str]:
     """pytest's cache off; kept for a project whose options use it (``--ff``
     in ``addopts`` was a usage error, every verdict unverified), in a
     folder of the shadow's own emptied before each run: it remembers no
-    earlier run's failures (``--lf`` runs all)."""
+    earlier run's failures (``--lf`` runs all); each share's own (``own``)."""
     if not uses_cache(shadow.root):
         return ["-p", "no:cacheprovider"]
-    folder = shadow.own("cache")
+    folder = own("cache")
     shutil.rmtree(folder, ignore_errors=True)
     return ["-o", f"cache_dir={folder}"]
 
@@ -358,7 +358,7 @@ def pytest_call(
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
     root = shadow.root
     start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket, warm.token]
-    argv = [python, *start, *(targets or ()), "-q", *_cache(shadow)]
+    argv = [python, *start, *(targets or ()), "-q", *_cache(shadow, own)]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
     env: list[tuple[str, str]] = []
     if again:

@@ -302,7 +302,9 @@ async def run_tests(
         except ValueError as exc:
             run.unverified = f"pytest's report could not be read: {exc}"
             return run
-        run.results += tests
+        # A file cut across shares that fails to import: reported once.
+        failed = {r.node_id for r in run.results if r.collection_error}
+        run.results += [t for t in tests if not (t.collection_error and t.node_id in failed)]
         run.durations.update(durations_in(text))
         if not done and results[at].exit_code == 0:
             # One share's pytest ended early (a test's os._exit(0)): the
