@@ -274,3 +274,50 @@ def test_shares_are_balanced_by_recorded_times_and_keep_the_runs_order() -> None
     assert [s.targets for s in kept] == [("t/test_big.py",), ("t/test_s.py",)]
     assert split.plan(["t/test_s.py"], ["t/test_s.py::test_a"]) is None  # 0.05 s
     assert Cores(1).plan(["t/test_big.py", "t/test_s.py"], only) is None
+
+
+def test_the_learned_times_are_summed_as_a_scan_of_every_time_would() -> None:
+    """A plan's weights come from sums made once per learn; each is what
+    the scan of every learned time it replaced gives (file, class prefix,
+    parametrized base, nested classes, ``::`` inside params, unknowns)."""
+    durations = {
+        "tests/test_a.py::test_one": 0.5,
+        "tests/test_a.py::test_p[1]": 0.25,
+        "tests/test_a.py::test_p[2::x]": 0.125,
+        "tests/test_a.py::Outer::Inner::test_deep": 2.0,
+        "tests/test_a.py::Outer::test_mid": 1.0,
+        "tests/test_b.py::C::test_c[a]": 4.0,
+        "tests/test_b.py::C::test_c[b]": 8.0,
+        "tests/test_z.py::test_zero": 0.0,
+    }
+    planner = Cores(2)
+    planner.learn(dict(list(durations.items())[:3]))
+    assert planner._file_weight("tests/test_a.py", None) == 0.875
+    planner.learn(durations)  # new times are seen: the sums are made again
+
+    def scanned(name: str) -> float:
+        if name in durations:
+            return durations[name]
+        if "::" in name:
+            inner = [t for n, t in durations.items() if n.startswith(name + "::")]
+            if inner:
+                return sum(inner)
+        params = [t for n, t in durations.items() if n.split("[")[0] == name]
+        return sum(params) if params else cores.UNKNOWN_TEST_S
+
+    names = [
+        *durations,
+        "tests/test_a.py::Outer",
+        "tests/test_a.py::Outer::Inner",
+        "tests/test_a.py::test_p",
+        "tests/test_b.py::C",
+        "tests/test_b.py::C::test_c",
+        "tests/test_z.py::test_zero",
+        "tests/test_a.py::missing",
+        "tests/test_a.py",
+    ]
+    for name in names:
+        assert planner._weight(name) == scanned(name), name
+    for file in ("tests/test_a.py", "tests/test_b.py", "tests/test_z.py", "tests/test_none.py"):
+        known = [t for n, t in durations.items() if n.split("::")[0] == file]
+        assert planner._file_weight(file, None) == (sum(known) if known else cores.UNKNOWN_FILE_S)

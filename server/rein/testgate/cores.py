@@ -191,6 +191,34 @@ class _Unit:
     weight: float
 
 
+@dataclass(slots=True)
+class _Sums:
+    """Learned times summed three ways (see :meth:`Cores._summed`)."""
+
+    by_file: dict[str, float]
+    #: ``file::Class`` (any part before a ``::``) -> its tests' times.
+    by_prefix: dict[str, float]
+    #: A node id without its ``[params]`` -> its cases' times.
+    by_base: dict[str, float]
+
+    @staticmethod
+    def of(durations: dict[str, float]) -> _Sums:
+        by_file: dict[str, float] = {}
+        by_prefix: dict[str, float] = {}
+        by_base: dict[str, float] = {}
+        for node, time in durations.items():
+            file = node.split("::")[0]
+            by_file[file] = by_file.get(file, 0.0) + time
+            base = node.split("[")[0]
+            by_base[base] = by_base.get(base, 0.0) + time
+            at = node.find("::")
+            while at >= 0:
+                prefix = node[:at]
+                by_prefix[prefix] = by_prefix.get(prefix, 0.0) + time
+                at = node.find("::", at + 1)
+        return _Sums(by_file, by_prefix, by_base)
+
+
 class Cores:
     """How a gate's first runs are shared among forks (see the module docstring)."""
 
@@ -198,27 +226,38 @@ class Cores:
         self.workers = workers
         #: Node id -> its time in the gate's last report that ran it.
         self.durations: dict[str, float] = {}
+        self._sums: _Sums | None = None
 
     def learn(self, durations: dict[str, float]) -> None:
         """The times of a run's tests (:func:`durations_in`)."""
         self.durations.update(durations)
+        self._sums = None
+
+    def _summed(self) -> _Sums:
+        """The learned times summed by file, by node-id prefix and by
+        parametrized base, made once after each :meth:`learn` (a plan
+        weighs thousands of names: each a scan of every time was
+        quadratic, seconds on the event loop for a large suite)."""
+        if self._sums is None:
+            self._sums = _Sums.of(self.durations)
+        return self._sums
 
     def _file_weight(self, file: str, names: Sequence[str] | None) -> float:
         if names is None:  # the whole file: the tests of it a report timed
-            known = [t for n, t in self.durations.items() if n.split("::")[0] == file]
-            return sum(known) if known else UNKNOWN_FILE_S
+            known = self._summed().by_file.get(file)
+            return known if known is not None else UNKNOWN_FILE_S
         return sum(self._weight(n) for n in names)
 
     def _weight(self, name: str) -> float:
         if name in self.durations:
             return self.durations[name]
-        prefix = name + "::" if "::" in name else None
-        if prefix is not None:  # a class's node id: its timed tests
-            inner = [t for n, t in self.durations.items() if n.startswith(prefix)]
-            if inner:
-                return sum(inner)
-        params = [t for n, t in self.durations.items() if n.split("[")[0] == name]
-        return sum(params) if params else UNKNOWN_TEST_S
+        sums = self._summed()
+        if "::" in name:  # a class's node id: its timed tests
+            inner = sums.by_prefix.get(name)
+            if inner is not None:
+                return inner
+        params = sums.by_base.get(name)
+        return params if params is not None else UNKNOWN_TEST_S
 
     def plan(
         self,
