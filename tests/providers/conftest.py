@@ -20,7 +20,8 @@ from rein.harness.ports import (
     ToolSchema,
     TurnDone,
 )
-from rein.providers._http import HttpModel, RetryPolicy
+from rein.providers._http import HttpModel
+from rein.providers._retries import RetryPolicy
 from rein.providers.anthropic import AnthropicModel
 from rein.providers.config import ModelConfig
 from rein.providers.mock_server import MockServer

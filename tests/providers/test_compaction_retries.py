@@ -10,7 +10,7 @@ import anyio
 
 from rein.harness import Agent, HarnessConfig, RunResult
 from rein.harness.messages import AssistantMessage, Message, TextPart, UserMessage
-from rein.providers._http import RetryPolicy
+from rein.providers._retries import RetryPolicy
 from rein.providers.mock_server import MockServer
 from tests.fakes.events import WaitingEventLog
 from tests.providers.conftest import make_model

@@ -21,7 +21,7 @@ from rein.harness.errors import (
 )
 from rein.harness.ports import ModelDelta
 from rein.providers._errors import error_message, parse_retry_after
-from rein.providers._http import RetryPolicy
+from rein.providers._retries import RetryPolicy
 from rein.providers.mock_server import MockServer
 from tests.fakes.providers import SleepLog
 from tests.providers.conftest import Turn, make_model, request, run_turn

@@ -28,7 +28,7 @@ from rein.harness.errors import (
 )
 from rein.harness.ports import TextDelta, ThinkingDelta, ToolCallDelta
 from rein.providers import _limits
-from rein.providers._http import RetryPolicy
+from rein.providers._retries import RetryPolicy
 from tests.fakes.providers import SleepLog
 from tests.providers.conftest import FAST_RETRY, make_model, request, run_turn
 from tests.providers.raw_server import SSE_HEAD, RawServer, reset, sse

@@ -21,7 +21,8 @@ from rein.config import resolve_config
 from rein.harness import Agent, HarnessConfig, RunResult
 from rein.harness.errors import RateLimitError, TransientError
 from rein.harness.ports import RetryWait, TurnDone
-from rein.providers._http import HttpModel, RetryPolicy
+from rein.providers._http import HttpModel
+from rein.providers._retries import RetryPolicy
 from rein.providers.config import MAX_RETRIES, ModelConfig
 from rein.providers.mock_server import MockServer
 from rein.providers.openai import OpenAIModel

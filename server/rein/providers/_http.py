@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import math
-import random
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,6 +35,7 @@ from rein.providers._errors import (
     transport_error,
 )
 from rein.providers._limits import BoundedStream, Progress
+from rein.providers._retries import Held, RetryPolicy, retry_wait, server_asked
 from rein.providers._secrets import config_secrets, shown_url
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
@@ -45,7 +44,6 @@ __all__ = [
     "IMAGES_OFF",
     "HttpClients",
     "HttpModel",
-    "RetryPolicy",
     "StreamAssembler",
     "decode_json",
     "incomplete",
@@ -55,37 +53,6 @@ log = logging.getLogger(__name__)
 
 _MAX_ERROR_BODY = 64 * 1024
 _DRAIN_SECONDS = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Exponential backoff with jitter for retryable errors (429, 5xx,
-    connection errors, stalls). A ``Retry-After`` above 0 wins over the
-    backoff (one of 0 or less is no wait at all: the backoff stands); a
-    server asking for more than ``max_retry_after`` seconds fails the turn
-    at once instead. A steer may end a backoff wait (the request is
-    dropped and the steered one sent at once), never the server's: the
-    model keeps its deadline and the next request waits out the rest of it
-    (an abort ends either at once). A request spends at most ``max_total``
-    seconds on its retries (the waits and the retried attempts,
-    ``rein.model.maxRetryWait``): a retry whose wait would pass it is not
-    made."""
-
-    max_retries: int = 4
-    base_delay: float = 0.5
-    max_delay: float = 20.0
-    max_retry_after: float = 60.0
-    max_total: float = 120.0
-
-    def delay(self, retry: int, retry_after: float | None = None) -> float | None:
-        """Seconds to wait before retry number ``retry`` (1-based), or None
-        to give up."""
-        if retry > self.max_retries:
-            return None
-        if retry_after is not None and retry_after > 0:
-            return retry_after if retry_after <= self.max_retry_after else None
-        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (retry - 1))
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
 class StreamAssembler(Protocol):
@@ -179,7 +146,7 @@ class HttpModel(ABC):
         self._sleep = sleep
         #: A server's Retry-After whose wait was ended early (a steer): the
         #: next request waits out what is left of it first.
-        self._held: _Held | None = None
+        self._held: Held | None = None
         self._client: httpx.AsyncClient | None = None
         # Credentials in the URL (https://user:pass@proxy, https://token@host,
         # ?api-key=...) and in extra headers are secrets: remembered in every
@@ -286,9 +253,9 @@ class HttpModel(ABC):
             except ModelError as exc:
                 if retry:
                     spent += anyio.current_time() - started
-                wait = self._retry_wait(exc, streamed, retry, spent)
+                wait = retry_wait(self.retry, exc, streamed, retry, spent)
                 reason = str(exc)
-                asked = _server_asked(exc)
+                asked = server_asked(exc)
             retry += 1
             log.warning(
                 "%s; retry %d/%d in %.2f s",
@@ -298,42 +265,13 @@ class HttpModel(ABC):
                 wait,
             )
             if asked:
-                self._held = _Held(anyio.current_time() + wait, reason, retry)
+                self._held = Held(anyio.current_time() + wait, reason, retry)
             # Announced as the wait begins; the consumer ends the wait early
             # by closing this stream (an abort, a steer).
             yield RetryWait(self.label, reason, retry, self.retry.max_retries, wait)
             await self._sleep(wait)
             self._held = None
             spent += wait
-
-    def _retry_wait(self, exc: ModelError, streamed: bool, retry: int, spent: float) -> float:
-        """The wait before retrying after ``exc`` (``retry`` retries made,
-        ``spent`` seconds spent on them); raises ``exc`` (amended with why)
-        when it is not retried."""
-        if streamed:
-            exc.streamed = True
-            if exc.retryable:
-                _amend(exc, "not retried: part of the reply had already been streamed")
-            raise exc
-        if not exc.retryable:
-            raise exc
-        retry_after = exc.retry_after if isinstance(exc, ProviderError) else None
-        wait = self.retry.delay(retry + 1, retry_after)
-        if wait is None:
-            if retry_after is not None and retry_after > self.retry.max_retry_after:
-                _amend(exc, f"the server asked to retry after {retry_after:g} s")
-            else:
-                _amend(exc, f"gave up after {_attempts(retry + 1)}")
-            raise exc
-        if spent + wait > self.retry.max_total:
-            _amend(
-                exc,
-                f"gave up after {_attempts(retry + 1)}: {spent:.1f} s spent on retries, and "
-                f"waiting {wait:.1f} s more would pass rein.model.maxRetryWait "
-                f"({self.retry.max_total:g} s)",
-            )
-            raise exc
-        return wait
 
     async def _attempt(
         self,
@@ -519,32 +457,6 @@ async def _error_body(response: httpx.Response) -> str:
     except httpx.HTTPError:
         pass  # the status alone is enough to report
     return raw.decode("utf-8", errors="replace")
-
-
-@dataclass(frozen=True, slots=True)
-class _Held:
-    """A wait a server asked for (Retry-After): no request before ``until``
-    (``anyio.current_time()``); ``reason`` and ``attempt`` announce it again."""
-
-    until: float
-    reason: str
-    attempt: int
-
-
-def _server_asked(exc: ModelError) -> bool:
-    """The wait after ``exc`` is the server's (a Retry-After above 0), not
-    a backoff of Rein's choosing."""
-    return isinstance(exc, ProviderError) and (exc.retry_after or 0) > 0
-
-
-def _amend(exc: ModelError, note: str) -> None:
-    """Append ``note`` to the error's message (keeps its type and fields)."""
-    if exc.args and isinstance(exc.args[0], str):
-        exc.args = (f"{exc.args[0]} ({note})", *exc.args[1:])
-
-
-def _attempts(count: int) -> str:
-    return "1 attempt" if count == 1 else f"{count} attempts"
 
 
 def incomplete(label: str) -> TransientError:
