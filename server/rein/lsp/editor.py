@@ -14,7 +14,8 @@
   multi-file change is one ``applyEdit`` with every file's edit (the
   editor applies it as one edit, one undo step) and one generation.
 
-The editor's diagnostics are :mod:`rein.lsp.editor_diagnostics`; its
+The edits a write sends are :mod:`rein.lsp.editor_edits`; the editor's
+diagnostics are :mod:`rein.lsp.editor_diagnostics`; its
 approvals and questions :mod:`rein.lsp.editor_dialogs`.
 """
 
@@ -47,6 +48,7 @@ from rein.harness.ports import (
 )
 from rein.lsp.channel import method_not_found
 from rein.lsp.client_timeout import ClientTimeout
+from rein.lsp.editor_edits import edits_to_hold
 from rein.tools.disk_read import read_text_async
 
 if TYPE_CHECKING:
@@ -71,49 +73,6 @@ def uri_to_path(uri: str) -> Path | None:
 
 def path_to_uri(path: Path) -> str:
     return path.as_uri()
-
-
-def _lines(text: str) -> list[str]:
-    """``text`` as lines with their line ends (the last one without)."""
-    pieces = text.split("\n")
-    lines = [piece + "\n" for piece in pieces[:-1]]
-    return [*lines, pieces[-1]] if pieces[-1] else lines
-
-
-def line_edit(old: str, new: str) -> lsp.TextEdit:
-    """The edit that turns ``old`` into ``new`` by replacing the smallest run
-    of whole lines that differ. Positions are at the start of a line (no
-    character offsets, which depend on the position encoding); an end past
-    the last line is clamped by editors to the end of the document."""
-    a, b = _lines(old), _lines(new)
-    if "\r" in old.replace("\r\n", ""):
-        # A lone CR ends a line for the editor, not here: replace it all.
-        prefix = suffix = 0
-    else:
-        prefix = 0
-        while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
-            prefix += 1
-        suffix = 0
-        while (
-            suffix < min(len(a), len(b)) - prefix
-            and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]
-        ):
-            suffix += 1
-    end_line = len(a) - suffix
-    return lsp.TextEdit(
-        range=lsp.Range(lsp.Position(prefix, 0), lsp.Position(end_line, 0)),
-        new_text="".join(b[prefix : len(b) - suffix]),
-    )
-
-
-def _whole(text: str) -> lsp.TextEdit:
-    """Replace the whole document (its end clamped by the editor)."""
-    end = lsp.Position(_MAX_LINE, 0)
-    return lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=text)
-
-
-#: LSP's largest line number (a uinteger).
-_MAX_LINE = 2**31 - 1
 
 
 class EditorWorkspace(RecordingWorkspace):
@@ -338,7 +297,15 @@ class EditorWorkspace(RecordingWorkspace):
         uri = self.uri(path)
         async with self._lock(uri):
             await self._about_to_change(path)
-            changes = await self._changes(path, uri, text, expected_version, expected_text)
+            changes = await edits_to_hold(
+                path,
+                uri,
+                self._open_document(uri),
+                self._path(path),
+                text,
+                expected_version,
+                expected_text,
+            )
             self._echo[uri] = text
             edited_from = self._edited_from.get(uri)
             base = changes[-1].text_document.version
@@ -381,8 +348,14 @@ class EditorWorkspace(RecordingWorkspace):
             for change in changes:
                 uri = uris[change.path]
                 if change.text is not None:
-                    document_changes += await self._changes(
-                        change.path, uri, change.text, change.expected_version, change.expected_text
+                    document_changes += await edits_to_hold(
+                        change.path,
+                        uri,
+                        self._open_document(uri),
+                        self._path(change.path),
+                        change.text,
+                        change.expected_version,
+                        change.expected_text,
                     )
                     continue
                 if change.expected_text is not None:
@@ -413,61 +386,6 @@ class EditorWorkspace(RecordingWorkspace):
         await self._hooks.changed(AppliedChange(mutation, "files", texts=texts))
         await self._save([uris[c.path] for c in changes if c.text is not None])
         return mutation
-
-    async def _changes(
-        self,
-        path: str,
-        uri: str,
-        text: str,
-        expected_version: int | None,
-        expected_text: str | None,
-    ) -> list[Any]:
-        """The document changes that make ``path`` hold ``text``: a line
-        edit against the open buffer (with its version) or the disk's text
-        (version null: the editor has no version of a document it has not
-        open), after checking it is the text the change was computed from."""
-        doc = self._open_document(uri)
-        changes: list[Any] = []
-        old: str | None
-        if doc is not None:
-            if expected_version is not None and doc.version != expected_version:
-                raise FileChangedError(
-                    f"{path} changed in the editor since you read it (version {expected_version}, "
-                    f"now {doc.version}): read it again and redo the change. Nothing the person "
-                    "typed was lost."
-                )
-            if expected_text is not None and doc.source != expected_text:
-                raise FileChangedError(f"{path} changed in the editor since it was read.")
-            version, old = doc.version, doc.source
-        else:
-            version = None
-            full = self._path(path)
-            try:
-                old = (await read_text_async(full, path)).text
-            except ToolError:
-                if full.exists() and (expected_text is not None or not full.is_file()):
-                    raise
-                if full.exists():
-                    old = None  # binary, not UTF-8 or large: replaced whole (write_file)
-                else:
-                    old = ""
-                    changes.append(
-                        lsp.CreateFile(
-                            uri=uri,
-                            options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
-                        )
-                    )
-            if expected_text is not None and old != expected_text:
-                raise FileChangedError(
-                    f"{path} changed on disk since it was read; it was not written."
-                )
-        changes.append(
-            lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=[line_edit(old, text) if old is not None else _whole(text)],
-            )
-        )
-        return changes
 
     async def delete(self, path: str) -> Mutation:
         uri = self.uri(path)
