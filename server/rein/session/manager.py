@@ -3,7 +3,8 @@
 :class:`SessionManager` opens the SQLite store once (or keeps sessions in
 memory when it cannot, saying so once), makes new sessions, loads stored ones
 (their transcripts repaired after a crash, a waiting ``ask_user`` and a
-plan-act snapshot included) and records every run: status, turns and usage.
+plan-act snapshot included) and records every run: status, turns and usage
+(:mod:`rein.session.run_records`).
 Both hosts use it, so a ``rein run`` session is listed by ``rein sessions``
 and can be resumed from the editor or with ``rein run --resume``.
 
@@ -19,11 +20,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import anyio
 
 from rein.checkpoints.model import CheckpointStore, MemoryCheckpointStore
 from rein.config import ReinConfig
@@ -32,10 +31,11 @@ from rein.flows.subagents import SubagentSpawner
 from rein.harness import RunResult
 from rein.harness.errors import BusyError, StoreError
 from rein.harness.reported import reported_logger
-from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
+from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.results import record_summary, summary
 from rein.session.reviews import mark_pending
+from rein.session.run_records import bookkeeping, record_cancelled, record_end, record_start
 from rein.session.session import Session
 from rein.session.store_trouble import StoreTrouble, session_image
 from rein.session.stored import read_stored
@@ -45,8 +45,6 @@ from rein.store.checkpoints import SqliteCheckpointStore
 __all__ = ["SessionManager"]
 
 log = logging.getLogger(__name__)
-#: The longest the store's record of a cancelled run may take (seconds).
-CANCELLED_STORE_BOUND_S = 5.0
 #: What the session's own events also say (``rein run`` prints it once).
 reported_log = reported_logger(__name__)
 
@@ -233,17 +231,10 @@ class SessionManager:
 
     async def _save_plan(self, session_id: str, snapshot: PlanSnapshot) -> None:
         if self.store is not None:
-            await self._bookkeeping(
-                self.store.set_memory_state(session_id, PLANNER_MEMORY, snapshot.to_json())
+            await bookkeeping(
+                self.trouble,
+                self.store.set_memory_state(session_id, PLANNER_MEMORY, snapshot.to_json()),
             )
-
-    async def _bookkeeping(self, write: Awaitable[None]) -> None:
-        """A write about a run (its status, usage, state): when the store
-        fails, the person is told and the run goes on."""
-        try:
-            await write
-        except StoreError as exc:
-            self.trouble.failed(exc, kept=False)
 
     # -------------------------------------------------------------- sessions
 
@@ -414,12 +405,7 @@ class SessionManager:
         messages = bootstrap_messages(session, self._ports().root, text)
         store = self.store
         if store is not None:
-            persistence = session.agent.persistence
-            if isinstance(persistence, StorePersistence):
-                await self._bookkeeping(persistence.ensure_session())
-            if untitled:  # `rein sessions` lists it by its first prompt
-                await self._bookkeeping(store.set_title(session.id, session.title))
-            await self._bookkeeping(store.set_status(session.id, "running"))
+            await record_start(store, session, self.trouble, untitled=untitled)
         capture = session.capture
         if capture is not None:
             capture.start_prompt()
@@ -432,7 +418,7 @@ class SessionManager:
                 result = await session.run(lambda: session.agent.prompt_messages(messages))
         except asyncio.CancelledError:
             if store is not None:
-                await self._store_cancelled(session, store)
+                await record_cancelled(store, session, self.trouble)
             raise
         if capture is not None:
             session.last_changes = await capture.end_prompt()
@@ -446,34 +432,9 @@ class SessionManager:
         session.turns += result.turns
         session.usage = session.usage + result.usage
         if store is not None:
-            usage = result.usage.model_dump(exclude={"estimated"})
-            await self._bookkeeping(
-                store.set_status(session.id, result.status, turns=result.turns, usage=usage)
-            )
             state = self._memory_state(session, result.waiting_for)
-            await self._bookkeeping(
-                store.set_memory_state(session.id, memory_key(session.mode), state)
-            )
-            await self._bookkeeping(store.record_run(session.id, result, usage))
+            await record_end(store, session, result, state, self.trouble)
         return result
-
-    async def _store_cancelled(self, session: Session, store: SqliteStore) -> None:
-        """A run cancelled from outside (Ctrl-C of ``rein run``, the client
-        gone) stored as it ended, shielded and bounded: left "running", the
-        store said a live run had it (``rein undo`` refused it) until the
-        next start marked it interrupted."""
-        task = session.task
-        done = task is not None and task.done() and not task.cancelled()
-        result = task.result() if done and task is not None and not task.exception() else None
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCELLED_STORE_BOUND_S):
-            if result is None:
-                await self._bookkeeping(store.set_status(session.id, "aborted"))
-                return
-            usage = result.usage.model_dump(exclude={"estimated"})
-            await self._bookkeeping(
-                store.set_status(session.id, result.status, turns=result.turns, usage=usage)
-            )
-            await self._bookkeeping(store.record_run(session.id, result, usage))
 
     @staticmethod
     def _memory_state(session: Session, waiting_for: str | None) -> dict[str, Any]:
