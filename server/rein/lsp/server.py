@@ -1,7 +1,8 @@
 """The Rein language server: configuration, the client channel, and the
 editor's ports for the session assembly. Handlers live in
 :mod:`rein.lsp.handlers` (their errors are mapped in :mod:`rein.lsp.errors`); sessions and the store in
-:class:`rein.session.SessionManager`.
+:class:`rein.session.SessionManager`; how they end at ``shutdown`` in
+:mod:`rein.lsp.shutdown`.
 
 Starting fast: this module imports only pygls and lsprotocol. The harness,
 the providers, the tools, the store and pydantic are imported on first use,
@@ -58,10 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["ReinServer"]
 
 log = logging.getLogger(__name__)
-
-#: How long a shutdown waits for the stopped disk watcher's task to end (its
-#: OS watches notice the stop within a fraction of a second).
-WATCHER_END_S = 5.0
 
 
 class ReinServer(LanguageServer):
@@ -464,57 +461,20 @@ class ReinServer(LanguageServer):
         return self.manager.active()
 
     async def shutdown_sessions(self) -> None:
-        """Abort every run, wait for them and their prompts (bounded: the
-        transcript and the store get their ends), end the sessions
-        (SessionEnd hooks, bounded: ``prompt_input_exit``), closing the
-        isolated copies once theirs ended, then close them (their gates'
-        kept processes reaped, bounded) and the store."""
-        from rein.session.ending import RUN_END_WAIT_S, abort_runs, end_sessions
-        from rein.session.session import gates_closed
+        """End the sessions (:func:`rein.lsp.shutdown.end_all_sessions`),
+        then close the folder (its disk watcher stopped, and its task
+        awaited, bounded) and the shared HTTP clients."""
+        from rein.lsp.shutdown import end_all_sessions, watcher_ended
 
-        copies = self._isolated
-        isolated = [made.session for made in copies.live.values()] if copies is not None else []
-        folder = self._folder
-        mine = list(folder.manager.sessions.values()) if folder and folder.has_manager else []
-        await abort_runs([*isolated, *mine], "the server is shutting down")
-        if folder is not None and folder.has_manager:
-            await folder.manager.prompts_ended(RUN_END_WAIT_S)
-
-        async def end_isolated() -> None:
-            await end_sessions(isolated, "prompt_input_exit")
-            if copies is not None:
-                await copies.close()
-
-        await asyncio.gather(end_sessions(mine, "prompt_input_exit"), end_isolated())
-        if folder is not None and folder.has_manager:
-            # The sessions' gates closed (the tests gate's warm pytest
-            # reaped) before the answer to shutdown, and the store closed.
-            folder.manager.close()
-            await gates_closed()
+        await end_all_sessions(self._folder, self._isolated)
         try:
             if self._folder is not None:
                 await self._folder.close()  # stops the disk watcher
         finally:
-            await self._watcher_ended()
+            task, self._watch_task = self._watch_task, None
+            await watcher_ended(task)
         if self._http_clients is not None:
             await self._http_clients.aclose()
-
-    async def _watcher_ended(self) -> None:
-        """Wait, bounded, for the stopped disk watcher's task to end (its
-        watches closed, its probe folder removed; never left unawaited, its
-        streams unclosed, when the loop closes next); cancel it past the bound."""
-        task, self._watch_task = self._watch_task, None
-        if task is None:
-            return
-        done, _ = await asyncio.wait({task}, timeout=WATCHER_END_S)
-        if not done:
-            log.warning("the disk watcher did not end within %g s of its stop", WATCHER_END_S)
-            task.cancel()
-            # Awaited too (bounded): a cancelled task left pending is
-            # destroyed with the loop, with the warning this method avoids.
-            await asyncio.wait({task}, timeout=WATCHER_END_S)
-        elif not task.cancelled() and task.exception() is not None:
-            log.warning("the disk watcher failed", exc_info=task.exception())
 
     def kill_preview(self) -> None:
         if self._folder is not None:
