@@ -5,29 +5,55 @@ outside the tests' fakes (as the import closure and open-files mode were)."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Collection, Sequence
+from pathlib import Path
+from types import ModuleType
 
 from typing_extensions import get_protocol_members
 
+import rein.harness
 from rein.disk.analyzers import AnalyzerPool
-from rein.harness import ports
 from rein.harness.gating import gate_types
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.gating.gate_types import ImporterClosure, OpenFilesOnly
 from tests.fakes.diagnostics import FakeDiagnostics
 
 
+def _ports_modules() -> list[ModuleType]:
+    """The core's ports modules, found by listing harness/ (``ports.py`` and
+    every ``*_ports.py``, wherever they sit), and the gates' own types."""
+    core = Path(rein.harness.__file__).parent
+    names = sorted(
+        ".".join(("rein.harness", *path.relative_to(core).with_suffix("").parts))
+        for path in core.rglob("*.py")
+        if path.stem == "ports" or path.stem.endswith("_ports")
+    )
+    return [*map(importlib.import_module, names), gate_types]
+
+
 def _seams() -> list[type]:
-    """Every runtime-checkable Protocol a gate may test its source for."""
-    found = []
-    for module in (ports, gate_types):
+    """Every runtime-checkable Protocol a gate may test its source for,
+    declared in any of the ports modules (each once, where it is declared:
+    ``ports`` re-exports ``diagnostics_ports``')."""
+    modules = _ports_modules()
+    declared_in = {module.__name__ for module in modules}
+    found: dict[str, type] = {}
+    for module in modules:
         for _, value in inspect.getmembers(module, inspect.isclass):
-            if getattr(value, "_is_runtime_protocol", False) and value.__module__ == (
-                module.__name__
-            ):
-                found.append(value)
-    return found
+            if getattr(value, "_is_runtime_protocol", False) and value.__module__ in declared_in:
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return list(found.values())
+
+
+def test_the_seams_include_every_ports_modules_protocols() -> None:
+    """The listing finds the ports modules, diagnostics_ports' seams among
+    them (review20a F: they were left out, being re-exported by ports)."""
+    names = {module.__name__ for module in _ports_modules()}
+    assert {"rein.harness.ports", "rein.harness.diagnostics_ports"} <= names
+    seams = {seam.__name__ for seam in _seams()}
+    assert {"CounterfactualDiagnostics", "SettlingDiagnostics", "ReleasingDiagnostics"} <= seams
 
 
 def _offers(cls: type, seam: type) -> bool:
