@@ -39,6 +39,7 @@ def _die_with_parent() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+# Not shared with testgate/warm_scripts.py: that runs in the project's interpreter (no Rein), ends every child.
 def _children() -> list[int]:
     """The live children of this process (reparented ones included)."""
     me = os.getpid()

@@ -63,6 +63,7 @@ _HUNT_S = 5.0
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+# Not rein.process.reaper's: this runs in the project's interpreter (no Rein), and ends all its run's children.
 def _children():
     # This process's live children (the ones reparented to it included):
     # the kernel's list where it keeps one (one file), else from each
