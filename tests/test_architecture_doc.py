@@ -199,6 +199,22 @@ def test_the_core_rows_are_the_contracts_core_and_wings() -> None:
     }
 
 
+def test_every_module_is_named() -> None:
+    """Every module under server/rein is named by its path on the page: a
+    top-level one in the layer table, one inside a package in its row under
+    ## Modules (a new module gets its row; a moved one its new path)."""
+    named = set(re.findall(r"`([\w/]+\.py)`", _text()))
+    modules = sorted(
+        p.relative_to(REIN).as_posix() for p in REIN.rglob("*.py") if p.name != "__init__.py"
+    )
+    assert len(modules) > 100
+    missing = [m for m in modules if m not in named]
+    assert missing == [], (
+        "docs/architecture.md does not name these modules (a row under ## Modules: "
+        "| `package/module.py` | what it holds |)"
+    )
+
+
 # --------------------------------------------------------------- mentions
 
 _BASES = [ROOT, REIN, ROOT / "server", ROOT / "vscode-client", ROOT / "vscode-client" / "src"]
