@@ -20,7 +20,7 @@ from rein.harness.errors import StoreError
 from rein.harness.events import ErrorEvent
 from rein.session.builder import PLANNER_MEMORY, memory_key
 from rein.session.session import Session
-from rein.store.sqlite import SessionImage, SessionRecord
+from rein.store.session_images import SessionImage, SessionRecord
 
 __all__ = ["StoreTrouble", "session_image"]
 

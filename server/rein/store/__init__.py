@@ -1,7 +1,8 @@
 """Session persistence (the only place sqlite3 is imported)."""
 
 from rein.store.persistence import MAIN_MEMORY, StorePersistence
-from rein.store.sqlite import SCHEMA_VERSION, SessionRecord, SqliteStore, default_storage_path
+from rein.store.session_images import SessionRecord
+from rein.store.sqlite import SCHEMA_VERSION, SqliteStore, default_storage_path
 
 __all__ = [
     "MAIN_MEMORY",

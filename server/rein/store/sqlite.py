@@ -1,4 +1,4 @@
-"""Sessions in SQLite: the only place sqlite3 is imported.
+"""Sessions in SQLite (the store package is the only place sqlite3 is imported).
 
 One file (WAL) under ``storagePath``. Messages are appended as they are
 produced; the loop's checkpoint commits them before the next model call or
@@ -19,7 +19,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,14 +30,9 @@ from rein.store._database import Database, DatabaseStore
 from rein.store._session_schema import _MIGRATIONS, SCHEMA_VERSION
 from rein.store._sqlite_open import open_database
 from rein.store.approval_rule_table import ApprovalRuleTable
+from rein.store.session_images import SessionImage, SessionRecord, write_images
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "SessionImage",
-    "SessionRecord",
-    "SqliteStore",
-    "default_storage_path",
-]
+__all__ = ["SCHEMA_VERSION", "SqliteStore", "default_storage_path"]
 
 log = logging.getLogger(__name__)
 
@@ -60,32 +54,6 @@ def default_storage_path() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("rein", appauthor=False))
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    id: str
-    title: str
-    status: str
-    mode: str
-    origin: str
-    created_at: float
-    updated_at: float
-    turns: int
-    usage: dict[str, Any]
-    #: The workspace folder (absolute; "" for a session stored before it was kept).
-    workspace: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionImage:
-    """A session as the process holds it, to write again into a database
-    that was deleted under it (:meth:`SqliteStore.restore`): its row, its
-    memories' transcripts and their states."""
-
-    record: SessionRecord
-    memories: dict[str, list[Message]]
-    states: dict[str, dict[str, Any]]
 
 
 class SqliteStore(DatabaseStore):
@@ -450,56 +418,12 @@ class SqliteStore(DatabaseStore):
 
     async def restore(self, images: Sequence[SessionImage]) -> None:
         """Write ``images`` into the database in one transaction (the
-        :attr:`on_replaced` hook's write: it does not wait for itself).
-        Queued messages stay queued; a session they belong to that has no
-        image gets a row, so they can be committed."""
+        :attr:`on_replaced` hook's write: it does not wait for itself;
+        :func:`~rein.store.session_images.write_images`). Queued messages
+        stay queued; a session they belong to that has no image gets a row,
+        so they can be committed."""
 
         def write() -> None:
-            self._db.execute("BEGIN")
-            for image in images:
-                r = image.record
-                self._db.execute(
-                    "INSERT OR REPLACE INTO sessions (id, title, status, mode, origin, "
-                    "created_at, updated_at, turns, usage, workspace, owner) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        r.id,
-                        r.title,
-                        r.status,
-                        r.mode,
-                        r.origin,
-                        r.created_at,
-                        r.updated_at,
-                        r.turns,
-                        json.dumps(r.usage),
-                        r.workspace,
-                        this_process() if r.status == "running" else "",
-                    ),
-                )
-                now = time.time()
-                for key, messages in image.memories.items():
-                    self._db.execute(
-                        "DELETE FROM messages WHERE session_id=? AND memory_key=?", (r.id, key)
-                    )
-                    self._db.executemany(
-                        "INSERT INTO messages (session_id, memory_key, seq, body, created_at) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        [(r.id, key, i, m.model_dump_json(), now) for i, m in enumerate(messages)],
-                    )
-                    seq = self._next_seq.get((r.id, key), 0)
-                    self._next_seq[(r.id, key)] = max(seq, len(messages))
-                for key, state in image.states.items():
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO memories (session_id, memory_key, state) "
-                        "VALUES (?, ?, ?)",
-                        (r.id, key, json.dumps(state)),
-                    )
-            now = time.time()
-            for session_id in {p[0] for p in self._pending} - {i.record.id for i in images}:
-                self._db.execute(
-                    "INSERT OR IGNORE INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)",
-                    (session_id, now, now),
-                )
-            self._db.execute("COMMIT")
+            write_images(self._db, images, {p[0] for p in self._pending}, self._next_seq)
 
         await self._file.call(write, doing="writing the sessions in memory again", check=False)
