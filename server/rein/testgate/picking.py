@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rein.testgate.coverage_index import CoverageChoice, CoverageIndex, read_files, sources_of
+from rein.testgate.disk_texts import DiskTexts, utf8_text
 from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
@@ -77,7 +78,7 @@ class Picker:
         self.parses = parses or Parses()
         self.narrower = Narrower(root, self.parses)
         self.index = CoverageIndex(parses=self.parses)
-        self._disk: dict[str, tuple[tuple[int, int], str | None]] = {}
+        self._disk = DiskTexts(root, utf8_text)
         #: Runs recorded since coverage last decided a choice.
         self._undecided_records = 0
         #: Coverage has decided a choice of this workspace's tests.
@@ -106,22 +107,9 @@ class Picker:
         self.index.add(raw, texts.get)
 
     def disk_text(self, path: str) -> str | None:
-        """An unchanged file's text, kept while its stamp is the same."""
-        file = self.root / path
-        try:
-            info = file.stat()
-        except OSError:
-            return None
-        stamp = (info.st_mtime_ns, info.st_size)
-        kept = self._disk.get(path)
-        if kept is None or kept[0] != stamp:
-            try:
-                text: str | None = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = None
-            kept = (stamp, text)
-            self._disk[path] = kept
-        return kept[1]
+        """An unchanged file's text (UTF-8; None when it is not), kept while
+        its stamp is the same."""
+        return self._disk.get(path)
 
     def prepare(self, texts: Texts) -> None:
         """Read each changed module of ``texts`` (path -> its text before
