@@ -19,9 +19,10 @@ the run and now. It is *decided by coverage* only when that holds for
 every change of the run; a changed file is left to the import-graph
 selection (``undecided``, with why) when it is not a Python module, is a
 ``conftest.py``, was created or deleted (or its earlier text is not
-known), is in no snapshot, changed at module level (its skeleton), or
+known), is in no snapshot, changed at module level (its skeleton),
 changed a function that ran outside the tests (at import, in a fixture of
-a wider scope). What a test file's own import ran (its module-level code
+a wider scope), or one a memoized function may call (by name, in any of
+the snapshot's modules: only the test that filled the cache ran it). What a test file's own import ran (its module-level code
 at its collection: :mod:`rein.testgate.recorder`'s ``imports``) is its
 tests' alone: such a function changed selects that file's tests, unless
 another of the run's modules names the test file in its text (it may
@@ -61,7 +62,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rein.testgate.file_model import MODULE, FileModel, digest, model_of
+from rein.testgate.file_model import MODULE, FileModel, digest, memo_reach, model_of, under_memo
 from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.snapshots import Snapshot, Unit, read_changed, recorded_by, same_ground
@@ -217,9 +218,9 @@ class CoverageIndex:
             if node in tests:
                 texts = {path: text_of(path) for path in paths}
                 reads[node] = {p: None if t is None else digest(t) for p, t in texts.items()}
-        self._snapshots.append(
-            Snapshot(self._order, files, tests, shared, collected, opaque, reads, imports)
-        )
+        snap = Snapshot(self._order, files, tests, shared, collected, opaque, reads, imports)
+        snap.memo_reach = memo_reach(files.values())
+        self._snapshots.append(snap)
         self._trim()
 
     def _trim(self) -> None:
@@ -420,6 +421,11 @@ class CoverageIndex:
                     )
                 for name in set(model.functions) | set(then.functions):
                     if model.functions.get(name) != then.functions.get(name):
+                        if under_memo(name, snap.memo_reach):
+                            return path, (
+                                f"{path}: {name} may run under a memoized function "
+                                "(its cache serves tests whose records never show it)"
+                            )
                         differs.add((path, name))
         return differs
 

@@ -33,6 +33,10 @@ class Snapshot:
     #: Test file -> what its import at the collection ran (all its tests
     #: depend on it).
     imports: dict[str, frozenset[Unit]] = field(default_factory=dict)
+    #: The names of what a memoized function of its files may call
+    #: (:func:`~rein.testgate.file_model.memo_reach`): a change of one is
+    #: no function's alone.
+    memo_reach: frozenset[str] = frozenset()
 
 
 def same_ground(newer: Snapshot, older: Snapshot) -> bool:
