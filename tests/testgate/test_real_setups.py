@@ -123,6 +123,33 @@ async def test_a_test_running_the_change_in_a_child_process_is_run(tmp_path: Pat
     assert outcome.detail is not None and outcome.detail.startswith("1 of 3 tests passed")
 
 
+HELPERS = (
+    "import subprocess\nimport sys\n\n\n"
+    "def cli(*args):\n"
+    "    return subprocess.run([sys.executable, *args], capture_output=True, text=True)\n"
+)
+BY_A_HELPER_MODULE = (
+    "from helpers import cli\nfrom mod import first_n\n\n\n"
+    "def test_short_list():\n    assert first_n([1], 5) == [1]\n\n\n"
+    "def test_by_a_helper():\n"
+    "    out = cli('-c', 'import mod; print(mod.first_n([1, 2, 3], 2))')\n"
+    "    assert out.stdout.strip() == '[1, 2]', out.stderr\n"
+)
+
+
+async def test_a_child_process_a_helper_module_starts_is_run_too(tmp_path: Path) -> None:
+    """review20b: the test calls ``cli`` of ``tests/helpers.py``, which
+    runs ``python -c``: only spawns of the test file and of a conftest.py
+    counted, so ``test_by_a_helper`` was left out and the verdict passed."""
+    files = {"mod.py": GOOD, "tests/helpers.py": HELPERS, "tests/test_child.py": BY_A_HELPER_MODULE}
+    root = project(tmp_path / "proj", files)
+    outcome = await verdict_on(root, "mod.py", BAD)
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_child.py::test_by_a_helper failed: AssertionError: "
+        "assert '[1, 2, 3]' == '[1, 2]'"
+    ]
+
+
 async def test_a_sed_temporary_file_is_no_change_at_a_later_verdict_either(
     tmp_path: Path,
 ) -> None:

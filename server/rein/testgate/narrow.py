@@ -258,7 +258,6 @@ class Narrower:
         ]
         for test in tests:
             helpers.extend((test.path, u) for u in test.helpers)
-        tested = {test.path for test in tests}
         reached, hooks = _closure(names, helpers)
         if hooks:
             return hooks[0]
@@ -269,11 +268,13 @@ class Narrower:
                     f"{path} looks names up by a computed getattr (or defines __getattr__): "
                     "what a change of it reaches cannot be told"
                 )
-        # A test that starts a child process (itself, or by a helper or
-        # fixture of its file or a conftest.py) runs code no name shows
-        # (``python -c "..."``, ``-m pkg``): kept whenever its file is.
-        spawning = [(p, u) for p, u in helpers if p in tested or _conftest(p)]
-        child, _ = _closure((CHILD,), spawning)
+        # A test that starts a child process (itself, or by anything it
+        # calls: a helper or fixture of its file, a conftest.py, a helper
+        # module such as tests/helpers.py, the project's own code) runs
+        # code no name shows (``python -c "..."``, ``-m pkg``): kept
+        # whenever its file is. Until 2026-12-06 only its file's and the
+        # conftest.py files' spawns counted (review20b finding 3).
+        child, _ = _closure((CHILD,), helpers)
         only = [*whole]
         collected = set(whole)
         for test in tests:
@@ -400,10 +401,6 @@ def _closure(
                 reached.add(bound)
                 queue.append(bound)
     return frozenset(reached), hooks
-
-
-def _conftest(path: str) -> bool:
-    return path.rpartition("/")[2] == "conftest.py"
 
 
 def _test_name(name: str) -> bool:
