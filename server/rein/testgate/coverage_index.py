@@ -31,8 +31,9 @@ snapshot with a module-level change elsewhere (made since the recording,
 outside the run) is not used. A test that no valid
 snapshot recorded (new, never run, or run while its tracer was replaced)
 is left to the import-graph selection too (:mod:`rein.testgate.picking`).
-An *opaque* test (it started a child process or a thread: what it ran is
-more than its record shows) is never left out by coverage: it runs
+An *opaque* test (it started a child process that may run the
+workspace's code, :mod:`rein.testgate.children`, or a thread: what it
+ran is more than its record shows) is never left out by coverage: it runs
 whenever its test file is selected. A test that read a workspace file's
 source text (``inspect.getsource``, a ``.py`` file opened: parso's tests
 parse its modules and ``.py`` data files) runs too when the text of one

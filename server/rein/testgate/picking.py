@@ -7,8 +7,9 @@ When coverage decides, the tests it never recorded (new ones, those of a
 test file no run has collected yet, a changed test file's) are chosen by
 the names, so no test goes unjudged; the detail says how many of each
 ("selected by coverage: N; by imports: M") and why a change was left to
-the import graph. An *opaque* test (it started a child process or a
-thread at a recorded run) runs whenever its test file is selected, by
+the import graph. An *opaque* test (it started a child process that may
+run the workspace's code, :mod:`rein.testgate.children`, or a thread at
+a recorded run) runs whenever its test file is selected, by
 coverage or by the names ("always: N tests ..."); so does one that read a
 file's source text there (``inspect.getsource``, a ``.py`` file opened)
 when that text changed.
