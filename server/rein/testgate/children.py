@@ -67,7 +67,15 @@ _NATIVE = (
 _OPERATORS = frozenset(";&|()<>\n")
 _FOLDER_CHANGES = frozenset({"cd", "pushd", "popd", ".", "source", "eval", "exec"})
 
-_inside = threading.local()
+
+class _Depth(threading.local):
+    """How deep this thread is in a judged ``subprocess.Popen`` start (its
+    ``fork_exec`` or ``posix_spawn`` is judged already)."""
+
+    depth = 0
+
+
+_inside = _Depth()
 
 
 def may_run_workspace_code(
@@ -240,8 +248,8 @@ def _under(path: str, root: str) -> bool:
 def install(root: str, on_child: Callable[[Any], None]) -> None:
     """Hook where a test starts a child: ``on_child(frame)`` (the frame
     that started it) for each that may run ``root``'s code or read its
-    files (:func:`may_run_workspace_code`), for every fork and
-    ``startfile``; not for the others."""
+    files (:func:`may_run_workspace_code`), and for multiprocessing's
+    starts; not for the others."""
     import subprocess
 
     real_execute = subprocess.Popen._execute_child  # type: ignore[attr-defined]
@@ -254,7 +262,7 @@ def install(root: str, on_child: Callable[[Any], None]) -> None:
             args[0], args[1], bool(args[9]), args[5], args[6], root
         ):
             on_child(sys._getframe(1))
-        _inside.depth = getattr(_inside, "depth", 0) + 1
+        _inside.depth += 1
         try:
             return real_execute(self, *args, **kwargs)
         finally:
@@ -262,27 +270,33 @@ def install(root: str, on_child: Callable[[Any], None]) -> None:
 
     subprocess.Popen._execute_child = execute_child  # type: ignore[attr-defined]
 
-    def wrap(owner: Any, name: str, judge: Callable[..., bool] | None) -> None:
-        real = getattr(owner, name, None)
-        if real is None:
-            return
-
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            if not getattr(_inside, "depth", 0) and (judge is None or judge(*args, **kwargs)):
-                on_child(sys._getframe(1))
-            return real(*args, **kwargs)
-
-        setattr(owner, name, wrapped)
-
     def spawn(path: Any, argv: Any, env: Any = None, *args: Any, **kwargs: Any) -> bool:
         return may_run_workspace_code(argv, path, False, None, env, root)
 
     def system(command: Any, *args: Any, **kwargs: Any) -> bool:
         return may_run_workspace_code(command, None, True, None, None, root)
 
-    # multiprocessing's: always a Python child.
-    wrap(sys.modules.get("_posixsubprocess"), "fork_exec", None)
-    wrap(os, "posix_spawn", spawn)
-    wrap(os, "posix_spawnp", spawn)
-    wrap(os, "system", system)
-    wrap(os, "startfile", None)
+    posix = sys.modules.get("_posixsubprocess")
+    if posix is not None:  # multiprocessing's: always a Python child
+        posix.fork_exec = _wrapped(posix.fork_exec, None, on_child)  # type: ignore[attr-defined]
+    os.system = _wrapped(os.system, system, on_child)
+    try:
+        os.posix_spawn = _wrapped(os.posix_spawn, spawn, on_child)
+        os.posix_spawnp = _wrapped(os.posix_spawnp, spawn, on_child)
+    except AttributeError:  # not on this system
+        pass
+
+
+def _wrapped(
+    real: Callable[..., Any], judge: Callable[..., bool] | None, on_child: Callable[[Any], None]
+) -> Callable[..., Any]:
+    """``real``, telling ``on_child`` of a child ``judge`` finds may run
+    the workspace's code (None: every child), unless a judged
+    ``subprocess.Popen`` starts it."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if not _inside.depth and (judge is None or judge(*args, **kwargs)):
+            on_child(sys._getframe(1))
+        return real(*args, **kwargs)
+
+    return wrapped
