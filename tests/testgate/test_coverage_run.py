@@ -26,7 +26,11 @@ TESTS = (
     "def test_c():\n    assert run('c', 3) == -3\n\n\n"
     # Runs _b in a child process: no record sees it, so it always runs.
     "def test_child():\n    code = \"from mod import run; assert run('b', 2) == 4\"\n"
-    "    subprocess.run([sys.executable, '-c', code], check=True)\n"
+    "    subprocess.run([sys.executable, '-c', code], check=True)\n\n\n"
+    # A pager (click's echo_via_pager): no Python in it, its record says all.
+    "def test_pager():\n    text = str(run('a', 1)).encode()\n"
+    "    shown = subprocess.run('cat', shell=True, input=text, capture_output=True)\n"
+    "    assert shown.stdout == b'2'\n"
 )
 
 
@@ -57,9 +61,10 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
     assert (first.blockers, first.unverified) == ([], None)
     assert kept
     assert "not by coverage: no coverage record yet" in first.detail
-    assert first.detail.startswith("4 of 4 tests passed")
+    assert first.detail.startswith("5 of 5 tests passed")
     # test_b ran _b in the process; test_child ran it in a child, which
-    # no record sees: it runs, and blocks too.
+    # no record sees: it runs, and blocks too. test_pager's child (a pager)
+    # runs no Python: its record, which never ran _b, leaves it out.
     assert [b.message.split(" failed")[0] for b in seeded.blockers] == [
         "tests/test_mod.py::test_b",
         "tests/test_mod.py::test_child",

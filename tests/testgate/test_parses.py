@@ -6,12 +6,14 @@ while the model talks costs the verdict no parse."""
 from __future__ import annotations
 
 import ast
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from rein.harness.ports import Mutation
 from rein.testgate import by_name, file_model, import_graph
+from rein.testgate import gate as gate_module
 from rein.testgate.parses import Parses
 from rein.testgate.picking import Picker
 from rein.testgate.recorder import RawCoverage
@@ -225,3 +227,24 @@ def test_a_model_that_gives_up_leaves_the_shared_tree_as_it_was(
     function = tree.body[0]
     assert isinstance(function, ast.FunctionDef)
     assert [ast.unparse(d) for d in function.decorator_list] == ["fixture"]
+
+
+async def test_waiting_for_the_read_ahead_is_bounded_and_says_when_it_gave_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``TestGate.prepared`` waited without a bound (review20b finding 8)."""
+    root = project(tmp_path, {"mod.py": MOD, "help.py": HELP, T: TESTS})
+    gate = gate_for(root)
+    never = asyncio.Event()
+
+    async def stuck(*args: object) -> None:
+        await never.wait()
+
+    monkeypatch.setattr(gate_module, "in_parse_thread", stuck)
+    gate.on_change(Mutation(2, ("mod.py",)))
+    try:
+        assert await gate.prepared(timeout_s=0.05) is False
+    finally:
+        await gate.close()
+    assert "1 read-ahead(s) not done in 0.1 s" in caplog.text
+    assert await gate.prepared() is True  # closed: nothing left to wait for

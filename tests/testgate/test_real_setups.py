@@ -123,6 +123,33 @@ async def test_a_test_running_the_change_in_a_child_process_is_run(tmp_path: Pat
     assert outcome.detail is not None and outcome.detail.startswith("1 of 3 tests passed")
 
 
+HELPERS = (
+    "import subprocess\nimport sys\n\n\n"
+    "def cli(*args):\n"
+    "    return subprocess.run([sys.executable, *args], capture_output=True, text=True)\n"
+)
+BY_A_HELPER_MODULE = (
+    "from helpers import cli\nfrom mod import first_n\n\n\n"
+    "def test_short_list():\n    assert first_n([1], 5) == [1]\n\n\n"
+    "def test_by_a_helper():\n"
+    "    out = cli('-c', 'import mod; print(mod.first_n([1, 2, 3], 2))')\n"
+    "    assert out.stdout.strip() == '[1, 2]', out.stderr\n"
+)
+
+
+async def test_a_child_process_a_helper_module_starts_is_run_too(tmp_path: Path) -> None:
+    """review20b: the test calls ``cli`` of ``tests/helpers.py``, which
+    runs ``python -c``: only spawns of the test file and of a conftest.py
+    counted, so ``test_by_a_helper`` was left out and the verdict passed."""
+    files = {"mod.py": GOOD, "tests/helpers.py": HELPERS, "tests/test_child.py": BY_A_HELPER_MODULE}
+    root = project(tmp_path / "proj", files)
+    outcome = await verdict_on(root, "mod.py", BAD)
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_child.py::test_by_a_helper failed: AssertionError: "
+        "assert '[1, 2, 3]' == '[1, 2]'"
+    ]
+
+
 async def test_a_sed_temporary_file_is_no_change_at_a_later_verdict_either(
     tmp_path: Path,
 ) -> None:
@@ -306,6 +333,55 @@ async def test_a_cached_function_s_change_runs_the_tests_its_cache_served(
     assert [b.message for b in outcome.blockers] == [
         "tests/test_mod.py::test_b failed: AssertionError: assert 3 == 2"
     ]
+
+
+#: ``table()`` is cached; what it calls runs only under the test that
+#: fills the cache: ``_build`` here, ``rows`` in another module.
+CALLS_UNDER_CACHE = (
+    "import functools\n\nfrom build import rows\n\n\ndef _build():\n    return dict(rows())\n\n\n"
+    "@functools.lru_cache\ndef table():\n    return _build()\n\n\n"
+    "def lookup(k):\n    return table()[k]\n"
+)
+ROWS = "def rows():\n    return [('a', 1), ('b', 2)]\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "seeded"),
+    [
+        pytest.param("mod.py", ("dict(rows())", "dict(rows(), b=3)"), id="same-module"),
+        pytest.param("build.py", ("('b', 2)", "('b', 3)"), id="another-module"),
+    ],
+)
+async def test_a_change_of_what_a_cached_function_calls_runs_the_tests_its_cache_served(
+    tmp_path: Path, path: str, seeded: tuple[str, str]
+) -> None:
+    """review20b: with ``_build`` changed, coverage ran only ``test_a``,
+    which filled ``table``'s cache (``test_b``'s record never saw
+    ``_build`` run), and passed with ``test_b`` broken. The first verdict
+    (a change of ``lookup``, or of ``rows``) records; the second seeds a
+    bug in what ``table`` calls."""
+    tests = (
+        "from mod import lookup, table\n\n\n"
+        "def test_a():\n    assert table()['a'] == 1\n\n\n"
+        "def test_b():\n    assert lookup('b') == 2\n"
+    )
+    files = {"mod.py": CALLS_UNDER_CACHE, "build.py": ROWS, "tests/test_mod.py": tests}
+    root = project(tmp_path / "proj", files)
+    recorded = files[path].replace("[k]", "[str(k)]").replace("1)", "1 + 0)")
+    workspace = DiskWorkspace(root)
+    gate = gate_for(root)
+    try:
+        for text in (recorded, recorded.replace(*seeded)):
+            await gate.before_change([path], workspace)
+            (root / path).write_text(text)
+            outcome = await verdict(gate, workspace, path)
+            gate.on_validated(2)
+    finally:
+        await gate.close()
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py::test_b failed: AssertionError: assert 3 == 2"
+    ]
+    assert outcome.detail is not None and "may run under a memoized function" in outcome.detail
 
 
 async def test_a_project_s_cache_options_work_and_remember_no_earlier_verdict(

@@ -107,6 +107,40 @@ def test_a_child_a_wider_fixture_starts_makes_every_test_opaque(tmp_path: Path) 
     assert raw.opaque == {"tests/test_s.py::test_uses": why, "tests/test_s.py::test_plain": why}
 
 
+#: Children a test starts: only those that may run the workspace's code
+#: (or read its files) make it opaque.
+CHILDREN = (
+    "import os, subprocess, sys\n\n\n"
+    "def test_pager():\n"  # click's echo_via_pager with PAGER=cat
+    "    pager = subprocess.Popen('cat', shell=True, stdin=subprocess.PIPE,\n"
+    "                             stdout=subprocess.DEVNULL)\n"
+    "    pager.communicate(b'text')\n"
+    "    assert os.system('cat </dev/null') == 0\n\n\n"
+    "def test_editor(tmp_path):\n"  # click's test_fast_edit
+    "    file = tmp_path / 'edit.txt'\n    file.write_text('a\\n')\n"
+    '    subprocess.run(f"sed -i~ \'s/$/Test/\' \\"{file}\\"", shell=True, check=True)\n'
+    "    assert file.read_text() == 'aTest\\n'\n\n\n"
+    "def test_python():\n    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n\n\n"
+    "def test_shell_python():\n"
+    "    subprocess.run('python3 -c pass 2>/dev/null || true', shell=True, check=True)\n\n\n"
+    "def test_in_the_workspace():\n"  # reads the workspace's files unnamed
+    "    subprocess.run(['ls'], check=True, stdout=subprocess.DEVNULL)\n"
+)
+
+
+def test_a_pager_or_an_editor_child_leaves_a_test_judged_by_its_record(tmp_path: Path) -> None:
+    """click 8.1.7: its 15 ``echo_via_pager`` tests (``cat`` as the pager)
+    and ``test_fast_edit`` (``sed -i``) were opaque, run at every verdict
+    selecting their files, though neither child can run Python."""
+    raw = record_of(tmp_path, {"tests/test_c.py": CHILDREN})
+    why = "it starts a child process"
+    assert raw.opaque == {
+        "tests/test_c.py::test_python": why,
+        "tests/test_c.py::test_shell_python": why,
+        "tests/test_c.py::test_in_the_workspace": why,
+    }
+
+
 def test_untraced_tests_are_not_recorded_but_what_they_share_is(tmp_path: Path) -> None:
     # The registry late.py fills at import, imported by an untraced test,
     # serves a traced one: what that import ran is shared all the same;

@@ -29,16 +29,14 @@ each: the fork is what makes a share cheap).
 
 from __future__ import annotations
 
-import configparser
 import json
 import os
-import shlex
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rein.testgate.pytest_config import addopts
 from rein.testgate.recorder import RawCoverage
 
 __all__ = [
@@ -131,50 +129,9 @@ def merged_coverage(records: Sequence[RawCoverage | None]) -> RawCoverage | None
     return merged
 
 
-def _words(value: object) -> list[str]:
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    try:
-        return shlex.split(str(value or ""))
-    except ValueError:
-        return str(value or "").split()
-
-
-def _addopts(root: Path) -> list[str]:
-    """The project's ``addopts`` (the first configuration file with
-    pytest's section, in pytest's order), then ``PYTEST_ADDOPTS``."""
-    found: object = None
-    for name, section in (
-        ("pytest.ini", "pytest"),
-        ("pyproject.toml", None),
-        ("tox.ini", "pytest"),
-        ("setup.cfg", "tool:pytest"),
-    ):
-        path = root / name
-        if not path.is_file():
-            continue
-        try:
-            if section is None:
-                table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
-                options = table.get("pytest", {}).get("ini_options")
-                if options is None:
-                    continue
-                found = options.get("addopts")
-            else:
-                parser = configparser.ConfigParser(interpolation=None)
-                parser.read(path, encoding="utf-8")
-                if not parser.has_section(section):
-                    continue
-                found = parser.get(section, "addopts", fallback=None)
-        except (OSError, ValueError, configparser.Error, AttributeError):
-            continue
-        break
-    return [*_words(found), *_words(os.environ.get("PYTEST_ADDOPTS"))]
-
-
 def own_xdist(root: Path) -> bool:
     """The project's own configuration runs pytest-xdist's workers."""
-    for word in _addopts(root):
+    for word in addopts(root):
         if word in ("-n", "--numprocesses", "-pxdist") or word.startswith(
             ("--numprocesses=", "--dist", "-n")
         ):

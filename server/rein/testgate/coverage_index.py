@@ -19,9 +19,10 @@ the run and now. It is *decided by coverage* only when that holds for
 every change of the run; a changed file is left to the import-graph
 selection (``undecided``, with why) when it is not a Python module, is a
 ``conftest.py``, was created or deleted (or its earlier text is not
-known), is in no snapshot, changed at module level (its skeleton), or
+known), is in no snapshot, changed at module level (its skeleton),
 changed a function that ran outside the tests (at import, in a fixture of
-a wider scope). What a test file's own import ran (its module-level code
+a wider scope), or one a memoized function may call (by name, in any of
+the snapshot's modules: only the test that filled the cache ran it). What a test file's own import ran (its module-level code
 at its collection: :mod:`rein.testgate.recorder`'s ``imports``) is its
 tests' alone: such a function changed selects that file's tests, unless
 another of the run's modules names the test file in its text (it may
@@ -30,8 +31,9 @@ snapshot with a module-level change elsewhere (made since the recording,
 outside the run) is not used. A test that no valid
 snapshot recorded (new, never run, or run while its tracer was replaced)
 is left to the import-graph selection too (:mod:`rein.testgate.picking`).
-An *opaque* test (it started a child process or a thread: what it ran is
-more than its record shows) is never left out by coverage: it runs
+An *opaque* test (it started a child process that may run the
+workspace's code, :mod:`rein.testgate.children`, or a thread: what it
+ran is more than its record shows) is never left out by coverage: it runs
 whenever its test file is selected. A test that read a workspace file's
 source text (``inspect.getsource``, a ``.py`` file opened: parso's tests
 parse its modules and ``.py`` data files) runs too when the text of one
@@ -61,9 +63,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rein.testgate.file_model import MODULE, FileModel, digest, model_of
+from rein.testgate.file_model import MODULE, FileModel, digest, memo_reach, model_of, under_memo
 from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
+from rein.testgate.snapshots import Snapshot, Unit, read_changed, recorded_by, same_ground
 
 __all__ = [
     "CoverageChoice",
@@ -79,8 +82,6 @@ MAX_SNAPSHOTS = 8
 #: Models of texts no snapshot uses (the files' texts at recent verdicts) kept.
 MAX_SPARE_MODELS = 256
 
-Unit = tuple[str, str]  # (file, function's qualified name)
-
 
 def sources_of(raw: RawCoverage) -> set[str]:
     """The Python files a record names (their texts make its models)."""
@@ -94,25 +95,6 @@ def read_files(raw: RawCoverage) -> set[str]:
     """The files whose text a record's tests read (their texts then are
     what the tests depend on)."""
     return {p for paths in raw.reads.values() for p in paths}
-
-
-@dataclass(slots=True)
-class Snapshot:
-    """One recorded run (see the module docstring)."""
-
-    order: int
-    files: dict[str, FileModel]
-    tests: dict[str, frozenset[Unit]]
-    shared: frozenset[Unit]
-    collected: dict[str, tuple[str, ...]]
-    #: Tests whose record cannot be trusted -> why.
-    opaque: dict[str, str] = field(default_factory=dict)
-    #: Test -> each file whose text it read -> that text's hash (None:
-    #: not known).
-    reads: dict[str, dict[str, str | None]] = field(default_factory=dict)
-    #: Test file -> what its import at the collection ran (all its tests
-    #: depend on it).
-    imports: dict[str, frozenset[Unit]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -237,22 +219,22 @@ class CoverageIndex:
             if node in tests:
                 texts = {path: text_of(path) for path in paths}
                 reads[node] = {p: None if t is None else digest(t) for p, t in texts.items()}
-        self._snapshots.append(
-            Snapshot(self._order, files, tests, shared, collected, opaque, reads, imports)
-        )
+        snap = Snapshot(self._order, files, tests, shared, collected, opaque, reads, imports)
+        snap.memo_reach = memo_reach(files.values())
+        self._snapshots.append(snap)
         self._trim()
 
     def _trim(self) -> None:
         """Drop the oldest snapshots past :attr:`max_snapshots`, and one
         whose every test newer ones recorded again on the same ground
-        (:func:`_same_ground`): one recorded again while a module's
+        (:func:`same_ground`): one recorded again while a module's
         skeleton, or a function that ran outside the tests, was otherwise
         (a seeded bug there) is kept, since once that change is undone
         the newer is void and the older good again (click: a seed in
         ``Path.__init__``, run at a test file's import)."""
         kept: list[Snapshot] = []
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
-            again = [n for n in kept if _same_ground(n, snap)]
+            again = [n for n in kept if same_ground(n, snap)]
             tests = {t for n in again for t in n.tests}
             files = {f for n in again for f in n.collected}
             if again and set(snap.tests) <= tests and set(snap.collected) <= files:
@@ -327,7 +309,7 @@ class CoverageIndex:
                 # valid one's code, which did not see it run outside them.
                 choice.undecided[path] = void[path][0]
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
-        choice.recorded, choice.all_recorded, choice.listed = _recorded(
+        choice.recorded, choice.all_recorded, choice.listed = recorded_by(
             test_files, [s for s, _ in valid]
         )
         if not choice.undecided:
@@ -367,7 +349,7 @@ class CoverageIndex:
             elif (
                 found[0].tests[node] & found[1]
                 or found[0].imports.get(test_file, frozenset()) & found[1]
-                or _read_changed(found[0], node, changed, disk_text, self.parses.digest)
+                or read_changed(found[0], node, changed, disk_text, self.parses.digest)
             ):
                 picked.append(node)
         choice.selected[test_file] = picked
@@ -406,7 +388,7 @@ class CoverageIndex:
         return [
             n
             for snap, n in self._newest(test_files)
-            if _read_changed(snap, n, changed, disk_text, self.parses.digest)
+            if read_changed(snap, n, changed, disk_text, self.parses.digest)
         ]
 
     def _diff(
@@ -440,25 +422,13 @@ class CoverageIndex:
                     )
                 for name in set(model.functions) | set(then.functions):
                     if model.functions.get(name) != then.functions.get(name):
+                        if under_memo(name, snap.memo_reach):
+                            return path, (
+                                f"{path}: {name} may run under a memoized function "
+                                "(its cache serves tests whose records never show it)"
+                            )
                         differs.add((path, name))
         return differs
-
-
-def _same_ground(newer: Snapshot, older: Snapshot) -> bool:
-    """The files both recorded have the same skeletons in both, and the
-    same code for each function that ran outside either's tests: no
-    change undone makes ``older`` good again while ``newer`` is void for
-    it (a file only ``newer`` has may void it alone: ``older`` goes all
-    the same, as it always did)."""
-    for path, model in newer.files.items():
-        then = older.files.get(path)
-        if then is not None and then.skeleton != model.skeleton:
-            return False
-    for path, name in newer.shared | older.shared:
-        if path in newer.files and path in older.files:
-            if newer.files[path].functions.get(name) != older.files[path].functions.get(name):
-                return False
-    return True
 
 
 def _imported_elsewhere(
@@ -474,48 +444,6 @@ def _imported_elsewhere(
             if text is None or name in text:
                 return True
     return False
-
-
-def _read_changed(
-    snap: Snapshot,
-    node: str,
-    changed: Mapping[str, tuple[str | None, str | None]],
-    disk_text: Callable[[str], str | None],
-    sha_of: Callable[[str], str] = digest,
-) -> bool:
-    """A file ``node`` read at ``snap``'s run has another text now or
-    before the run (or one not known)."""
-    for path, sha in snap.reads.get(node, {}).items():
-        texts = changed.get(path)
-        if texts is None:
-            text = disk_text(path)
-            texts = (text, text)
-        if sha is None or any(t is None or sha_of(t) != sha for t in texts):
-            return True
-    return False
-
-
-def _recorded(
-    test_files: Sequence[str], snapshots: Sequence[Snapshot]
-) -> tuple[frozenset[str], bool, frozenset[str]]:
-    """The tests of ``test_files`` recorded in one of ``snapshots``,
-    whether that is every test of them (each file's tests known), and the
-    files whose tests one of them lists."""
-    recorded: set[str] = set()
-    listed: set[str] = set()
-    every = True
-    for test_file in test_files:
-        ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), None)
-        if ids is None:
-            every = False
-            continue
-        listed.add(test_file)
-        for node in ids:
-            if any(node in s.tests for s in snapshots):
-                recorded.add(node)
-            else:
-                every = False
-    return frozenset(recorded), every, frozenset(listed)
 
 
 def _not_decidable(path: str, before: str | None, now: str | None) -> str | None:

@@ -4,8 +4,11 @@
 decorators left out), each by the hash of its syntax tree; its
 *skeleton*: everything else, what runs at import (imports, constants,
 class bodies, decorators, module-level statements), and a memoized
-function's code (its cache serves tests that never run it). The syntax trees are
-compared, not the text: a comment or a moved line changes nothing."""
+function's code (its cache serves tests that never run it); and what each
+function names, from which :func:`memo_reach` tells what a memoized
+function may call (its cache serves those calls' results too). The syntax
+trees are compared, not the text: a comment or a moved line changes
+nothing."""
 
 from __future__ import annotations
 
@@ -13,10 +16,10 @@ import ast
 import bisect
 import hashlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-__all__ = ["MODULE", "FileModel", "digest", "model_of"]
+__all__ = ["MODULE", "FileModel", "digest", "memo_reach", "model_of", "under_memo"]
 
 #: The function a line outside every function maps to (the skeleton).
 MODULE = "<module>"
@@ -32,6 +35,10 @@ class FileModel:
     functions: Mapping[str, str]
     #: (first line with decorators, last line, qualified name), sorted.
     spans: tuple[tuple[int, int, str], ...]
+    #: Qualified name -> the names its code names (a name, an attribute).
+    names: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: The memoized functions' qualified names.
+    memoized: frozenset[str] = frozenset()
 
     def function_at(self, line: int) -> str:
         """The function holding ``line``, :data:`MODULE` for none (the
@@ -75,6 +82,8 @@ def model_of(text: str, parse: Callable[[str], ast.Module] = ast.parse) -> FileM
         return None
     functions: dict[str, str] = {}
     spans: list[tuple[int, int, str]] = []
+    names: dict[str, frozenset[str]] = {}
+    memoized: set[str] = set()
     skeleton: list[str] = []
 
     def walk(body: Sequence[ast.stmt], prefix: str) -> list[str]:
@@ -93,7 +102,11 @@ def model_of(text: str, parse: Callable[[str], ast.Module] = ast.parse) -> FileM
                     node.decorator_list = decorators
                 start = min([node.lineno, *(d.lineno for d in decorators)])
                 spans.append((start, node.end_lineno or node.lineno, name))
-                kept = functions[name] if _memoized(decorators) else ""
+                names[name] = _names(node)
+                kept = ""
+                if _memoized(decorators):
+                    kept = functions[name]
+                    memoized.add(name)
                 parts.append(f"def {name} {[ast.dump(d) for d in decorators]} {kept}")
             elif isinstance(node, ast.ClassDef):
                 head = [ast.dump(x) for x in (*node.bases, *node.keywords, *node.decorator_list)]
@@ -107,4 +120,64 @@ def model_of(text: str, parse: Callable[[str], ast.Module] = ast.parse) -> FileM
         skeleton = walk(tree.body, "")
     except RecursionError:
         return None
-    return FileModel(digest(text), digest("\n".join(skeleton)), functions, tuple(sorted(spans)))
+    return FileModel(
+        digest(text),
+        digest("\n".join(skeleton)),
+        functions,
+        tuple(sorted(spans)),
+        names,
+        frozenset(memoized),
+    )
+
+
+def _names(node: ast.AST) -> frozenset[str]:
+    """What a function's code names: a name, an attribute (a call of a
+    method, of a module's function)."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            found.add(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            found.add(sub.attr)
+    return frozenset(found)
+
+
+def memo_reach(models: Iterable[FileModel]) -> frozenset[str]:
+    """The names of the functions a memoized function of ``models`` may
+    call, by name, in any of them and on to a fixed point: a function
+    named so, a method (a class named so: its dunder methods, which
+    Python calls by syntax). Only the test that fills the cache runs them;
+    the ones it serves never do, so their records never show them
+    (review20b: a change of ``_build``, called by a cached ``table()``,
+    ran only the test that filled the cache)."""
+    models = list(models)
+    reached: set[str] = set()
+    by_name: dict[str, list[frozenset[str]]] = {}
+    for model in models:
+        for name in model.memoized:
+            reached |= model.names.get(name, frozenset())
+        for name, named in model.names.items():
+            for key in _keys(name):
+                by_name.setdefault(key, []).append(named)
+    queue = list(reached)
+    while queue:
+        for named in by_name.pop(queue.pop(), ()):
+            new = named - reached
+            reached |= new
+            queue.extend(new)
+    return frozenset(reached)
+
+
+def under_memo(name: str, reach: frozenset[str]) -> bool:
+    """The function ``name`` (qualified) is one :func:`memo_reach` reached."""
+    return bool(reach) and not reach.isdisjoint(_keys(name))
+
+
+def _keys(name: str) -> tuple[str, ...]:
+    """The names a function is called by: its own; for a dunder method,
+    its class's too (``Builder()`` runs ``Builder.__init__``)."""
+    parts = name.split("#")[0].split(".")
+    last = parts[-1]
+    if last.startswith("__") and last.endswith("__"):
+        return (last, *parts[:-1])
+    return (last,)

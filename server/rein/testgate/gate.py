@@ -212,11 +212,15 @@ class TestGate:
         except (ReinError, OSError, UnicodeError) as exc:  # the verdict reads it again
             log.debug("tests gate: %s not read ahead: %s", paths, exc)
 
-    async def prepared(self) -> None:
-        """Wait for what :meth:`on_change` started (the bench: as the
-        model's turn would)."""
-        if self._preparing:
-            await asyncio.wait(list(self._preparing))
+    async def prepared(self, timeout_s: float = 60.0) -> bool:
+        """Wait at most ``timeout_s`` for what :meth:`on_change` started (the
+        bench: as the model's turn would); False, with a warning, when it gave up."""
+        if not self._preparing:
+            return True
+        _, pending = await asyncio.wait([*self._preparing], timeout=timeout_s)
+        if pending:
+            log.warning("tests gate: %d read-ahead(s) not done in %.1f s", len(pending), timeout_s)
+        return not pending
 
     async def on_run_start(self, generation: int) -> None:
         self._picker.forget()

@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+from rein.testgate.disk_texts import DiskTexts
 from rein.testgate.narrow_units import (
     CHILD,
     DYNAMIC,
@@ -185,9 +186,9 @@ class Narrower:
         #: The trees and what was made of them, by text (shared with the
         #: coverage index: a text is parsed once).
         self.parses = parses or Parses()
-        #: Path -> its stamp and its text then (an unchanged file is read
-        #: again only when its stamp changed).
-        self._disk: dict[str, tuple[tuple[int, int], Text | None]] = {}
+        #: An unchanged file's text (bytes when it does not decode plainly),
+        #: read again only when its stamp changed.
+        self._disk: DiskTexts[Text] = DiskTexts(root, as_text)
         #: Path -> the names its change had at an earlier verdict of the run.
         self._earlier: dict[str, set[str]] = {}
 
@@ -257,7 +258,6 @@ class Narrower:
         ]
         for test in tests:
             helpers.extend((test.path, u) for u in test.helpers)
-        tested = {test.path for test in tests}
         reached, hooks = _closure(names, helpers)
         if hooks:
             return hooks[0]
@@ -268,11 +268,13 @@ class Narrower:
                     f"{path} looks names up by a computed getattr (or defines __getattr__): "
                     "what a change of it reaches cannot be told"
                 )
-        # A test that starts a child process (itself, or by a helper or
-        # fixture of its file or a conftest.py) runs code no name shows
-        # (``python -c "..."``, ``-m pkg``): kept whenever its file is.
-        spawning = [(p, u) for p, u in helpers if p in tested or _conftest(p)]
-        child, _ = _closure((CHILD,), spawning)
+        # A test that starts a child process (itself, or by anything it
+        # calls: a helper or fixture of its file, a conftest.py, a helper
+        # module such as tests/helpers.py, the project's own code) runs
+        # code no name shows (``python -c "..."``, ``-m pkg``): kept
+        # whenever its file is. Until 2026-12-06 only its file's and the
+        # conftest.py files' spawns counted (review20b finding 3).
+        child, _ = _closure((CHILD,), helpers)
         only = [*whole]
         collected = set(whole)
         for test in tests:
@@ -341,31 +343,13 @@ class Narrower:
     ) -> T | None:
         """``make`` of ``path``'s tree (its text now when it changed), kept
         by its text (:class:`~rein.testgate.parses.Parses`)."""
-        text = changed[path][1] if path in changed else self._disk_text(path)
+        text = changed[path][1] if path in changed else self._disk.get(path)
         if text is None:
             return None
         try:
             return self.parses.made(kind, text, lambda: make(self._parse(path, text)))
         except (SyntaxError, ValueError):
             return None
-
-    def _disk_text(self, path: str) -> Text | None:
-        """An unchanged file's text (bytes when it does not decode plainly),
-        read again only when its stamp changed."""
-        file = self.root / path
-        try:
-            info = file.stat()
-        except OSError:
-            return None
-        stamp = (info.st_mtime_ns, info.st_size)
-        kept = self._disk.get(path)
-        if kept is None or kept[0] != stamp:
-            try:
-                text: Text | None = as_text(file.read_bytes())
-            except OSError:
-                text = None
-            kept = self._disk[path] = (stamp, text)
-        return kept[1]
 
     def _parse(self, path: str, text: Text) -> ast.Module:
         try:
@@ -417,10 +401,6 @@ def _closure(
                 reached.add(bound)
                 queue.append(bound)
     return frozenset(reached), hooks
-
-
-def _conftest(path: str) -> bool:
-    return path.rpartition("/")[2] == "conftest.py"
 
 
 def _test_name(name: str) -> bool:

@@ -7,8 +7,9 @@ When coverage decides, the tests it never recorded (new ones, those of a
 test file no run has collected yet, a changed test file's) are chosen by
 the names, so no test goes unjudged; the detail says how many of each
 ("selected by coverage: N; by imports: M") and why a change was left to
-the import graph. An *opaque* test (it started a child process or a
-thread at a recorded run) runs whenever its test file is selected, by
+the import graph. An *opaque* test (it started a child process that may
+run the workspace's code, :mod:`rein.testgate.children`, or a thread at
+a recorded run) runs whenever its test file is selected, by
 coverage or by the names ("always: N tests ..."); so does one that read a
 file's source text there (``inspect.getsource``, a ``.py`` file opened)
 when that text changed.
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rein.testgate.coverage_index import CoverageChoice, CoverageIndex, read_files, sources_of
+from rein.testgate.disk_texts import DiskTexts, utf8_text
 from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
@@ -77,7 +79,7 @@ class Picker:
         self.parses = parses or Parses()
         self.narrower = Narrower(root, self.parses)
         self.index = CoverageIndex(parses=self.parses)
-        self._disk: dict[str, tuple[tuple[int, int], str | None]] = {}
+        self._disk = DiskTexts(root, utf8_text)
         #: Runs recorded since coverage last decided a choice.
         self._undecided_records = 0
         #: Coverage has decided a choice of this workspace's tests.
@@ -106,22 +108,9 @@ class Picker:
         self.index.add(raw, texts.get)
 
     def disk_text(self, path: str) -> str | None:
-        """An unchanged file's text, kept while its stamp is the same."""
-        file = self.root / path
-        try:
-            info = file.stat()
-        except OSError:
-            return None
-        stamp = (info.st_mtime_ns, info.st_size)
-        kept = self._disk.get(path)
-        if kept is None or kept[0] != stamp:
-            try:
-                text: str | None = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = None
-            kept = (stamp, text)
-            self._disk[path] = kept
-        return kept[1]
+        """An unchanged file's text (UTF-8; None when it is not), kept while
+        its stamp is the same."""
+        return self._disk.get(path)
 
     def prepare(self, texts: Texts) -> None:
         """Read each changed module of ``texts`` (path -> its text before

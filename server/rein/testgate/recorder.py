@@ -21,7 +21,10 @@ import; the index compares what it runs, the skeleton, whole):
 * ``opaque``: node id -> why what the test ran is more than its record
   shows: it started a child process (``subprocess``, ``os.fork``,
   ``os.posix_spawn``, ``os.system``, multiprocessing: the child runs
-  untraced) or a thread (traced, but it may outlive the test); a child
+  untraced) that may run the workspace's code or read its files
+  (:mod:`rein.testgate.children`: a Python, a script, a fork; not a
+  pager or an editor on a temporary file), or a thread (traced, but it
+  may outlive the test); a child
   started or source read outside the tests (at import, in a fixture of a
   wider scope) makes every test opaque;
 * ``reads``: node id -> the workspace's ``.py`` files whose text the test
@@ -85,6 +88,8 @@ __all__ = [
 ]
 
 COVERAGE_PLUGIN = "rein_testgate_coverage"
+#: :mod:`rein.testgate.children`'s text, written beside the plugin.
+CHILDREN_MODULE = "rein_testgate_children"
 COVERAGE_ENV = "REIN_TESTS_COVERAGE"
 #: A file of the node ids a recorded run runs untraced.
 UNTRACED_ENV = "REIN_TESTS_UNTRACED"
@@ -200,21 +205,9 @@ def _from_workspace(frame, first_only):
     return False
 
 
-def _child(why):
-    if _from_workspace(sys._getframe(2), False):
-        _opaque(why)
-
-
-def _wrap(owner, name, why):
-    real = getattr(owner, name, None)
-    if real is None:
-        return
-
-    def wrapped(*args, **kwargs):
-        _child(why)
-        return real(*args, **kwargs)
-
-    setattr(owner, name, wrapped)
+def _child(frame):
+    if _from_workspace(frame, False):
+        _opaque("it starts a child process")
 
 
 def _read(path, why):
@@ -232,23 +225,22 @@ def _read(path, why):
 
 def _watch():
     """Hook where a test escapes the tracer, only while recording: a child
-    process (one started from a fork of this one runs untraced), a
-    thread a test starts (traced, but it may outlive the test), a read of
-    the workspace's source text (``linecache``, so ``inspect.getsource``
-    and a formatted traceback; ``open`` of a ``.py`` file)."""
+    process that may run the workspace's code or read its files (a fork
+    of this one, a Python, a script: ``rein_testgate_children``; not a
+    pager, an editor on a temporary file), a thread a test starts
+    (traced, but it may outlive the test), a read of the workspace's
+    source text (``linecache``, so ``inspect.getsource`` and a formatted
+    traceback; ``open`` of a ``.py`` file)."""
     import _thread
     import builtins
     import io
     import linecache
-    import subprocess
 
-    why = "it starts a child process"
-    _wrap(subprocess.Popen, "_execute_child", why)
-    _wrap(sys.modules.get("_posixsubprocess"), "fork_exec", why)  # multiprocessing's
-    for name in ("posix_spawn", "posix_spawnp", "system", "startfile"):
-        _wrap(os, name, why)
+    import rein_testgate_children
+
+    rein_testgate_children.install(_ON[0], _child)
     if hasattr(os, "register_at_fork"):
-        os.register_at_fork(before=lambda: _child(why) if _ON else None)
+        os.register_at_fork(before=lambda: _child(sys._getframe(1)) if _ON else None)
     real_start, real_new = threading.Thread.start, _thread.start_new_thread
 
     def start(self):
@@ -458,8 +450,12 @@ def pytest_sessionfinish(session):
 
 
 def write_plugin(folder: Path) -> None:
-    """Write the plugin into ``folder`` (on the run's ``PYTHONPATH``)."""
+    """Write the plugin into ``folder`` (on the run's ``PYTHONPATH``), and
+    beside it what it judges a child process by
+    (:mod:`rein.testgate.children`)."""
     (folder / f"{COVERAGE_PLUGIN}.py").write_text(_SOURCE, encoding="utf-8")
+    children = Path(__file__).with_name("children.py").read_text(encoding="utf-8")
+    (folder / f"{CHILDREN_MODULE}.py").write_text(children, encoding="utf-8")
 
 
 Where = tuple[str, int]

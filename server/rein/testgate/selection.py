@@ -31,16 +31,14 @@ it as data). Documentation (``.md``, ``.rst``, ``.txt`` under ``docs/`` or
 
 from __future__ import annotations
 
-import configparser
 import fnmatch
 import os
-import shlex
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rein.testgate.import_graph import has_doctest, is_init, scan, under
+from rein.testgate.pytest_config import addopts, config_values, words
 from rein.testgate.shadow import in_tool_cache
 
 __all__ = [
@@ -295,24 +293,23 @@ def pytest_configured(root: Path) -> bool:
     """``root`` has pytest's configuration: ``pytest.ini``,
     ``[tool.pytest.ini_options]`` in ``pyproject.toml``, ``[pytest]`` in
     ``tox.ini`` or ``[tool:pytest]`` in ``setup.cfg``."""
-    return _config_values(root) is not None
+    return config_values(root) is not None
 
 
 def _read_config(root: Path) -> _Config:
     """pytest's settings from the first file that has them, in pytest's order."""
-    values = _config_values(root) or {}
-    patterns = _words(values.get("python_files"))
-    # pytest reads the environment's options after the configured ones.
-    addopts = (*_words(values.get("addopts")), *_words(os.environ.get("PYTEST_ADDOPTS")))
-    doctests = _doctest_plugin(addopts)
+    values = config_values(root) or {}
+    patterns = words(values.get("python_files"))
+    options = addopts(root)
+    doctests = _doctest_plugin(options)
     return _Config(
-        testpaths=tuple(p.strip("/").removeprefix("./") for p in _words(values.get("testpaths"))),
+        testpaths=tuple(p.strip("/").removeprefix("./") for p in words(values.get("testpaths"))),
         patterns=patterns or DEFAULT_PATTERNS,
-        norecurse=_words(values.get("norecursedirs")),
-        doctest_glob=doctests and "doctest-glob" in " ".join(addopts),
-        doctest_modules=doctests and "--doctest-modules" in addopts,
-        distributed=any(_numprocesses(arg) for arg in addopts),
-        cached=any(arg.split("=")[0] in _CACHE_OPTIONS for arg in addopts),
+        norecurse=words(values.get("norecursedirs")),
+        doctest_glob=doctests and "doctest-glob" in " ".join(options),
+        doctest_modules=doctests and "--doctest-modules" in options,
+        distributed=any(_numprocesses(arg) for arg in options),
+        cached=any(arg.split("=")[0] in _CACHE_OPTIONS for arg in options),
     )
 
 
@@ -352,49 +349,6 @@ def _doctest_plugin(args: Sequence[str]) -> bool:
         if arg == "-pno:doctest":
             return False
     return True
-
-
-def _config_values(root: Path) -> dict[str, object] | None:
-    """The settings of the first file with pytest's configuration, in
-    pytest's order; None when none has it."""
-    values: dict[str, object] | None = None
-    if (root / "pytest.ini").is_file():
-        values = _ini(root / "pytest.ini", "pytest") or {}
-    if values is None and (root / "pyproject.toml").is_file():
-        try:
-            data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            data = {}
-        section = data.get("tool", {}).get("pytest", {}).get("ini_options")
-        values = section if isinstance(section, dict) else None
-    if values is None:
-        values = _ini(root / "tox.ini", "pytest")
-    if values is None:
-        values = _ini(root / "setup.cfg", "tool:pytest")
-    return values
-
-
-def _ini(path: Path, section: str) -> dict[str, object] | None:
-    if not path.is_file():
-        return None
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, configparser.Error):
-        return None
-    return dict(parser[section]) if parser.has_section(section) else None
-
-
-def _words(value: object) -> tuple[str, ...]:
-    """An ini value (space or line separated) or a TOML list or string."""
-    if isinstance(value, str):
-        try:
-            return tuple(shlex.split(value))
-        except ValueError:
-            return tuple(value.split())
-    if isinstance(value, list):
-        return tuple(str(v) for v in value)
-    return ()
 
 
 def _walk(root: Path, config: _Config, limit: int | None = None) -> list[str]:

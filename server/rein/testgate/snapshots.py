@@ -1,0 +1,98 @@
+"""A snapshot of the coverage index (:mod:`rein.testgate.coverage_index`):
+one recorded run, its files' models and what each test ran, and what is
+told of snapshots alone: whether a newer one stands on the same ground as
+an older, whether a file a test read has another text now, which tests
+the snapshots record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rein.testgate.file_model import FileModel, digest
+
+__all__ = ["Snapshot", "Unit", "read_changed", "recorded_by", "same_ground"]
+
+Unit = tuple[str, str]  # (file, function's qualified name)
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """One recorded run (see :mod:`rein.testgate.coverage_index`)."""
+
+    order: int
+    files: dict[str, FileModel]
+    tests: dict[str, frozenset[Unit]]
+    shared: frozenset[Unit]
+    collected: dict[str, tuple[str, ...]]
+    #: Tests whose record cannot be trusted -> why.
+    opaque: dict[str, str] = field(default_factory=dict)
+    #: Test -> each file whose text it read -> that text's hash (None:
+    #: not known).
+    reads: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    #: Test file -> what its import at the collection ran (all its tests
+    #: depend on it).
+    imports: dict[str, frozenset[Unit]] = field(default_factory=dict)
+    #: The names of what a memoized function of its files may call
+    #: (:func:`~rein.testgate.file_model.memo_reach`): a change of one is
+    #: no function's alone.
+    memo_reach: frozenset[str] = frozenset()
+
+
+def same_ground(newer: Snapshot, older: Snapshot) -> bool:
+    """The files both recorded have the same skeletons in both, and the
+    same code for each function that ran outside either's tests: no
+    change undone makes ``older`` good again while ``newer`` is void for
+    it (a file only ``newer`` has may void it alone: ``older`` goes all
+    the same, as it always did)."""
+    for path, model in newer.files.items():
+        then = older.files.get(path)
+        if then is not None and then.skeleton != model.skeleton:
+            return False
+    for path, name in newer.shared | older.shared:
+        if path in newer.files and path in older.files:
+            if newer.files[path].functions.get(name) != older.files[path].functions.get(name):
+                return False
+    return True
+
+
+def read_changed(
+    snap: Snapshot,
+    node: str,
+    changed: Mapping[str, tuple[str | None, str | None]],
+    disk_text: Callable[[str], str | None],
+    sha_of: Callable[[str], str] = digest,
+) -> bool:
+    """A file ``node`` read at ``snap``'s run has another text now or
+    before the run (or one not known)."""
+    for path, sha in snap.reads.get(node, {}).items():
+        texts = changed.get(path)
+        if texts is None:
+            text = disk_text(path)
+            texts = (text, text)
+        if sha is None or any(t is None or sha_of(t) != sha for t in texts):
+            return True
+    return False
+
+
+def recorded_by(
+    test_files: Sequence[str], snapshots: Sequence[Snapshot]
+) -> tuple[frozenset[str], bool, frozenset[str]]:
+    """The tests of ``test_files`` recorded in one of ``snapshots``,
+    whether that is every test of them (each file's tests known), and the
+    files whose tests one of them lists."""
+    recorded: set[str] = set()
+    listed: set[str] = set()
+    every = True
+    for test_file in test_files:
+        ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), None)
+        if ids is None:
+            every = False
+            continue
+        listed.add(test_file)
+        for node in ids:
+            if any(node in s.tests for s in snapshots):
+                recorded.add(node)
+            else:
+                every = False
+    return frozenset(recorded), every, frozenset(listed)
