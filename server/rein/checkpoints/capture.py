@@ -30,6 +30,11 @@ a symbolic link, its target (:mod:`rein.checkpoints.file_meta`): what a
 restore needs to bring a script back executable and a link back as a link.
 A command that only changes a file's mode is recorded as a change.
 
+The text of a secret file (``secret``: ``tools.secretFiles``) goes to the
+store's keep apart (:meth:`~rein.checkpoints.model.CheckpointStore.put_secret`),
+never among the other texts: undo brings it back, the database never
+holds it.
+
 Binary content is recorded as unstored ("binary"), content over
 ``checkpoints.maxFileKb`` as unstored with its size. The capture never
 breaks or blocks an edit: each store call has a time bound, and a store
@@ -137,6 +142,7 @@ class CheckpointCapture:
         clock: Callable[[], float] = time.time,
         store_bound_s: float = STORE_BOUND_S,
         meta: FileMeta | None = None,
+        secret: Callable[[str], bool] = lambda path: False,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -150,6 +156,7 @@ class CheckpointCapture:
         self._emit = emit
         self._clock = clock
         self._bound = store_bound_s
+        self._secret = secret
         self._runs: dict[str, _Run] = {}
         #: path -> the content the session's last recorded change left.
         self._known: dict[str, FileVersion] = {}
@@ -221,7 +228,7 @@ class CheckpointCapture:
         ]
         files: tuple[FileChange, ...]
         if change.kind == "write":
-            after = await self._with_meta(paths[0], await self._stored(change.text or ""))
+            after = await self._with_meta(paths[0], await self._stored(change.text or "", paths[0]))
             files = (FileChange(paths[0], before[0], after),)
         elif change.kind == "delete":
             files = (FileChange(paths[0], before[0], FileVersion.absent()),)
@@ -233,7 +240,7 @@ class CheckpointCapture:
                         was,
                         FileVersion.absent()
                         if text is None
-                        else await self._with_meta(path, await self._stored(text)),
+                        else await self._with_meta(path, await self._stored(text, path)),
                     )
                     for path, was, text in zip(paths, before, change.texts, strict=True)
                 ]
@@ -328,16 +335,17 @@ class CheckpointCapture:
             if "binary" in message or "UTF-8" in message:
                 return FileVersion.unstored("binary")
             return FileVersion.unstored(f"unreadable: {message}")
-        return await self._stored(text)
+        return await self._stored(text, path)
 
-    async def _stored(self, text: str) -> FileVersion:
+    async def _stored(self, text: str, path: str) -> FileVersion:
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.max_file_bytes:
             return FileVersion.unstored(
                 f"too large: {(size + 1023) // 1024} KB, over checkpoints.maxFileKb "
                 f"{self.max_file_bytes // 1024}"
             )
-        blob = await self._bounded("store a file's content", self.store.put_text(text))
+        put = self.store.put_secret(text) if self._secret(path) else self.store.put_text(text)
+        blob = await self._bounded("store a file's content", put)
         if blob is None:
             return FileVersion.unstored(f"not stored: {self.error}")
         return FileVersion("text", blob)
