@@ -308,7 +308,9 @@ class GuardedReader(asyncio.StreamReader):
 
 
 class _TooLong(Exception):
-    """A line over the bound was read to its end (or the input's) and dropped."""
+    """A line over the bound was read to its end (or the input's) and
+    dropped. It is outside the error tree: it never leaves the guard, which
+    answers it."""
 
     def __init__(self, head: bytes, *, ended: bool = False) -> None:
         super().__init__()
