@@ -13,7 +13,7 @@ from typing import IO
 import anyio
 import pytest
 
-from rein.acp.wire_guard import GuardedReader, problem_answer
+from rein.acp.wire_guard import MAX_LINE_BYTES, GuardedReader, problem_answer
 from tests.acp.conftest import Home
 
 BOUND_S = 60
@@ -56,7 +56,9 @@ async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_
     source.feed_eof()
     answers: list[bytes] = []
     ended: list[int] = []
-    reader = GuardedReader(source, answers.append, on_end=lambda: ended.append(len(answers)))
+    reader = GuardedReader(
+        source, answers.append, on_end=lambda: ended.append(len(answers)), initialized=True
+    )
     assert await reader.readuntil(b"\n") == long + b"\n"
     assert ended == []
     try:
@@ -74,7 +76,9 @@ async def test_the_end_is_told_after_a_last_message_without_a_newline() -> None:
     source.feed_data(b'{"jsonrpc": "2.0", "id": 1, "method": "m"}')
     source.feed_eof()
     ended: list[bool] = []
-    reader = GuardedReader(source, lambda _: None, on_end=lambda: ended.append(True))
+    reader = GuardedReader(
+        source, lambda _: None, on_end=lambda: ended.append(True), initialized=True
+    )
     with contextlib.suppress(asyncio.IncompleteReadError):
         await reader.readuntil(b"\n")
     assert ended == []  # the SDK takes the message first
@@ -164,7 +168,7 @@ async def test_a_cancel_request_is_left_out_and_what_follows_passes() -> None:
     source.feed_data(cancel + text)
     source.feed_eof()
     answers: list[bytes] = []
-    reader = GuardedReader(source, answers.append)
+    reader = GuardedReader(source, answers.append, initialized=True)
     assert await reader.readuntil(b"\n") == text
     assert answers == []
 
@@ -184,7 +188,7 @@ async def test_notifications_nothing_routes_or_reads_are_left_out_in_one_line(
     source.feed_data(unknown + no_params + bad_id + cancel + extension + request + unknown)
     source.feed_eof()
     answers: list[bytes] = []
-    reader = GuardedReader(source, answers.append)
+    reader = GuardedReader(source, answers.append, initialized=True)
     with caplog.at_level("INFO", logger="rein.acp.wire_guard"):
         passed = [await reader.readuntil(b"\n") for _ in range(3)]
         with pytest.raises(asyncio.IncompleteReadError):
@@ -214,7 +218,7 @@ async def test_meta_keys_but_reins_are_left_out_before_the_sdk_reads_them() -> N
     source.feed_data(b"".join(json.dumps(line).encode() + b"\n" for line in lines[:3]))
     source.feed_data(json.dumps(lines[3]).encode())  # the last one without its newline
     source.feed_eof()
-    reader = GuardedReader(source, lambda _: None)
+    reader = GuardedReader(source, lambda _: None, initialized=True)
     passed = [json.loads(await reader.readuntil(b"\n")) for _ in range(3)]
     with pytest.raises(asyncio.IncompleteReadError) as last:
         await reader.readuntil(b"\n")
@@ -239,7 +243,7 @@ async def test_a_request_without_params_gets_empty_ones_and_a_cancel_with_an_id_
     source.feed_data(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
     source.feed_eof()
     answers: list[bytes] = []
-    reader = GuardedReader(source, answers.append)
+    reader = GuardedReader(source, answers.append, initialized=True)
     passed = [json.loads(await reader.readuntil(b"\n")) for _ in range(3)]
     assert passed[0] == {**lines[0], "params": {}}
     assert passed[1] == {**lines[1], "params": {}}
@@ -247,3 +251,100 @@ async def test_a_request_without_params_gets_empty_ones_and_a_cancel_with_an_id_
     [refused] = [json.loads(answer) for answer in answers]
     assert refused["id"] == 3 and refused["error"]["code"] == -32600
     assert "session/cancel is a notification" in refused["error"]["message"]
+
+
+def _request(request_id: int, method: str, **params: object) -> bytes:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    return json.dumps(message).encode()
+
+
+async def test_requests_before_initialize_are_refused_and_a_pipelined_one_after_passes() -> None:
+    source = asyncio.StreamReader()
+    lines = [
+        _request(1, "session/new", cwd="/w", mcpServers=[]),
+        json.dumps(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}
+        ).encode(),
+        _request(2, "session/prompt", sessionId="s", prompt=[]),
+        _request(3, "initialize", protocolVersion=1),
+        _request(4, "session/new", cwd="/w", mcpServers=[]),
+    ]
+    source.feed_data(b"".join(line + b"\n" for line in lines))
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    passed = [json.loads(await reader.readuntil(b"\n")) for _ in range(3)]
+    assert [m.get("id") for m in passed] == [None, 3, 4]  # the notification, then after initialize
+    assert [_error(a) for a in answers] == [(-32600, 1), (-32600, 2)]
+    assert "session/new before initialize" in json.loads(answers[0])["error"]["message"]
+
+
+async def test_a_line_past_the_bound_is_dropped_as_it_arrives_and_answered_with_its_id() -> None:
+    source = asyncio.StreamReader(limit=64)  # read in chunks, as stdin is
+    big = _request(7, "session/prompt", sessionId="s", prompt=[{"text": "x" * 5000}])
+    headless = json.dumps({"params": {"p": "y" * 5000}, "id": 8}).encode()
+    after = _request(9, "session/list")
+    source.feed_data(big + b"\n" + headless + b"\n" + after + b"\n" + big)
+    source.feed_eof()
+    answers: list[bytes] = []
+    ended: list[int] = []
+    reader = GuardedReader(
+        source,
+        answers.append,
+        on_end=lambda: ended.append(len(answers)),
+        initialized=True,
+        max_line=1000,
+    )
+    assert json.loads(await reader.readuntil(b"\n"))["id"] == 9  # the connection serves on
+    with pytest.raises(asyncio.IncompleteReadError) as end:
+        await reader.readuntil(b"\n")
+    assert end.value.partial == b""
+    # Its id when the line starts with it, else null; the last, unended line too.
+    assert [_error(a) for a in answers] == [(-32600, 7), (-32600, None), (-32600, 7)]
+    assert "at most 1000 bytes" in json.loads(answers[0])["error"]["message"]
+    assert ended == [3]
+
+
+async def test_rein_acp_refuses_a_session_before_initialize_and_a_line_past_the_bound(
+    home: Home,
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rein",
+        "acp",
+        env=home.env(),
+        cwd=str(home.path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    stdout = process.stdout
+
+    async def answer() -> dict[str, object]:
+        with anyio.fail_after(BOUND_S):
+            found: dict[str, object] = json.loads(await stdout.readline())
+            return found
+
+    try:
+        # The first line is no initialize: the fast start leaves it to the guard.
+        process.stdin.write(_request(1, "session/new", cwd=str(home.path), mcpServers=[]) + b"\n")
+        refused = await answer()
+        assert refused["id"] == 1 and refused["error"]["code"] == -32600  # type: ignore[index]
+        process.stdin.write(_request(2, "initialize", protocolVersion=1) + b"\n")
+        assert (await answer())["id"] == 2
+        filler = "x" * (MAX_LINE_BYTES + 1)
+        process.stdin.write(_request(3, "session/list", cwd=filler) + b"\n")
+        process.stdin.write(_request(4, "session/list", cwd=str(home.path)) + b"\n")
+        await process.stdin.drain()
+        too_long, listed = await answer(), await answer()
+        assert too_long["id"] == 3 and too_long["error"]["code"] == -32600  # type: ignore[index]
+        assert listed == {"jsonrpc": "2.0", "id": 4, "result": {"sessions": []}}
+        process.stdin.close()
+        with anyio.fail_after(BOUND_S):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

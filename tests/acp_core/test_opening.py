@@ -17,10 +17,11 @@ from acp import RequestError, helpers
 
 from rein.harness.conversation.transcripts import INTERRUPTED
 from rein.store import SqliteStore
-from rein.store.memory_keys import MAIN_MEMORY
+from rein.store.memory_keys import EXECUTOR_MEMORY, MAIN_MEMORY, PLANNER_MEMORY
 from tests.acp_core.conftest import connected
 from tests.acp_core.test_agent import READ_THEN_ANSWER, RUN_TRUE
 from tests.fakes.acp_client import FakeAcpClient
+from tests.fakes.models import complete_turn, plan_turn
 
 
 async def _prompted(c: Any, text: str = "what is VALUE?") -> str:
@@ -151,3 +152,47 @@ async def test_the_first_prompt_titles_the_thread_once(connect: Callable[..., An
         assert info["title"] == "what is VALUE?" and info["updatedAt"]
         kinds = [u["sessionUpdate"] for u in c.client.sent(session_id)]
         assert kinds.index("session_info_update") > kinds.index("tool_call")  # after the run's
+
+
+async def test_a_fork_of_a_plan_carries_the_plan_and_says_it_cannot_answer_the_question(
+    connect: Callable[..., Any],
+) -> None:
+    async with connect() as c:
+        c.server.load(
+            [
+                plan_turn(("s1", "find out which file, then read it")),
+                {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Which file?"}}]},
+                # The fork's prompt is no answer: the executor reads that the
+                # question went unanswered, and its step goes on.
+                {
+                    "tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}],
+                    "expect": {
+                        "messages_contain": ["Not answered here", "Which file?", "go on"],
+                        "messages_exclude": ["The person answered"],
+                    },
+                },
+                complete_turn("s1", summary="read app.py"),
+            ]
+        )
+        source = await c.new()
+        await c.conn.set_session_mode(session_id=source, mode_id="plan")
+        asked = await c.conn.prompt(session_id=source, prompt=[helpers.text_block("fix it")])
+        assert asked.stop_reason == "end_turn" and "Which file?" in c.client.said(source)
+        forked = await c.conn.fork_session(cwd=str(c.root), session_id=source)
+        fork = forked.session_id
+        assert forked.modes.current_mode_id == "plan"
+        told = await c.client.wait_update(lambda u: "Not answered here" in str(u))
+        assert "Which file?" in str(told)
+        [plan] = c.client.sent(fork, "plan")
+        assert [e["content"] for e in plan["entries"]] == ["find out which file, then read it"]
+        went_on = await c.conn.prompt(session_id=fork, prompt=[helpers.text_block("go on")])
+        assert went_on.stop_reason == "end_turn"
+        store = SqliteStore.open(str(c.storage))
+        try:
+            kept = await store.memory_state(fork, PLANNER_MEMORY)
+            waits = await store.memory_state(source, EXECUTOR_MEMORY)
+        finally:
+            store.close()
+        # The fork's plan is stored with it; the source still waits on its question.
+        assert [s["id"] for s in kept["steps"]] == ["s1"]
+        assert waits.get("waiting_for") is not None

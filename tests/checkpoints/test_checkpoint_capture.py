@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from rein.checkpoints.capture import COMMAND_BEFORE, CheckpointCapture, changes_json
+from rein.checkpoints.file_meta import Meta, NoFileMeta
 from rein.checkpoints.model import (
     CheckpointChange,
     FileChange,
@@ -429,3 +430,34 @@ def test_the_cli_prints_a_dropped_checkpoint() -> None:
         "  ⌫ checkpoint of run run_1 dropped (older than 30 days (checkpoints.maxAgeDays)): "
         "it can no longer be undone\n"
     )
+
+
+class _LinkedMeta(NoFileMeta):
+    """A disk where ``notes`` is a symbolic link to ``.env``."""
+
+    async def meta(self, path: str) -> Meta | None:
+        return Meta(link=".env") if path == "notes" else Meta(mode=0o644)
+
+
+async def test_a_secret_files_texts_and_a_links_to_one_are_kept_apart() -> None:
+    capture, workspace, _, _, store = captured(
+        {".env": "TOKEN=old\n", "notes": "TOKEN=old\n", "app.py": "x = 1\n"},
+        secret=lambda path: path == ".env",
+        meta=_LinkedMeta(),
+    )
+    with recording(started(capture)):
+        await workspace.write_text(".env", "TOKEN=new\n")
+        await workspace.delete("notes")
+        await workspace.write_text("app.py", "x = 2\n")
+    env, notes, app = [c.files[0] for c in await store.changes(SESSION)]
+    for version in (env.before, env.after, notes.before):
+        assert version.blob is not None and version.blob.startswith("secret:")
+    assert notes.before.link == ".env"  # kept apart as what it leads to is
+    assert await store.get_text(env.before.blob or "") == "TOKEN=old\n"
+    assert await store.get_text(env.after.blob or "") == "TOKEN=new\n"
+    assert (app.before, app.after) == (
+        FileVersion.of_text("x = 1\n"),
+        FileVersion.of_text("x = 2\n"),
+    )
+    # Nothing of the secret among the store's ordinary texts.
+    assert await store.get_text(FileVersion.of_text("TOKEN=old\n").blob or "") is None

@@ -24,6 +24,7 @@ from rein.checkpoints.model import (
 from rein.checkpoints.review import Reviewer
 from rein.harness.errors import ReviewError
 from rein.harness.events import Event, ReviewDecided, ReviewPending
+from rein.store._checkpoint_schema import compress
 from rein.store.checkpoints import SqliteCheckpointStore
 from tests.fakes.workspace import FakeWorkspace
 
@@ -39,15 +40,22 @@ async def agent_run(
     ws: FakeWorkspace,
     edits: list[tuple[str, str | None]],
     run_id: str = RUN,
+    secret: bool = False,
 ) -> None:
     """Apply ``edits`` (text, or None to delete) as a run would, recording
-    each as the capture does: the text before, then the text after."""
+    each as the capture does: the text before, then the text after (a
+    ``secret`` file's kept apart, as the capture keeps them)."""
+
+    async def kept(text: str) -> FileVersion:
+        if secret:
+            return FileVersion("text", await store.put_secret(text))
+        await store.put_text(text)
+        return FileVersion.of_text(text)
+
     await store.begin_run(CheckpointRun(SID, run_id, ws.root, "run", "task", 1.0))
     for turn, (path, text) in enumerate(edits, start=1):
         if await ws.exists(path):
-            old = (await ws.read_text(path)).text
-            await store.put_text(old)
-            before = FileVersion.of_text(old)
+            before = await kept((await ws.read_text(path)).text)
         else:
             before = FileVersion.absent()
         if text is None:
@@ -55,8 +63,7 @@ async def agent_run(
             after = FileVersion.absent()
         else:
             mutation = await ws.write_text(path, text)
-            await store.put_text(text)
-            after = FileVersion.of_text(text)
+            after = await kept(text)
         await store.record(
             CheckpointChange(
                 SID,
@@ -435,3 +442,36 @@ async def test_a_status_the_file_changed_is_recorded(
     await rev.files(RUN)
     assert (await store.reviews(SID))[(RUN, "new.py")] == "undone"
     assert (await store.hunk_reviews(SID))[(RUN, "new.py", 0)] == "undone"
+
+
+async def test_undoing_a_hunk_of_a_secret_file_keeps_its_texts_out_of_the_database(
+    events: list[Event], tmp_path: Path
+) -> None:
+    before = "A=1\nTOKEN=old-secret-4f1e\nC=3\n"
+    after = before.replace("A=1", "A=2").replace("C=3", "C=4")
+    store = SqliteCheckpointStore.open(tmp_path)
+    try:
+        ws = FakeWorkspace({".env": before})
+        await agent_run(store, ws, [(".env", after)], secret=True)
+        rev = reviewer(store, ws, events)
+        assert await rev.mark_pending(RUN) == [".env"]
+        result = await rev.decide(RUN, "undo", ".env", 0)
+        assert ws.files[".env"] == after.replace("A=2", "A=1")
+        [change] = await store.changes(SID, result.restore_id)
+        [fc] = change.files
+        # The undo's journal keeps the texts apart too, and they read back.
+        assert fc.before.blob is not None and fc.before.blob.startswith("secret:")
+        assert await store.get_text(fc.before.blob) == after
+        assert await store.get_text(fc.after.blob or "") == ws.files[".env"]
+    finally:
+        store.close()
+    for data in _database_bytes(tmp_path):
+        for text in (before, after, ws.files[".env"]):
+            assert compress(text) not in data and b"old-secret-4f1e" not in data
+
+
+def _database_bytes(folder: Path) -> list[bytes]:
+    """Every byte of the checkpoint database's files (its WAL included)."""
+    found = [path.read_bytes() for path in folder.glob("checkpoints.db*")]
+    assert found
+    return found

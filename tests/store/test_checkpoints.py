@@ -5,6 +5,8 @@ under the limits however many runs come and go."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -287,5 +289,43 @@ async def test_a_version_1_file_is_migrated_and_keeps_its_checkpoints(tmp_path: 
         assert new.files[0].kind == "modified"  # a dangling link is still something there
         version = store._db.execute("PRAGMA user_version").fetchone()[0]
         assert version == CHECKPOINT_SCHEMA_VERSION == 2
+    finally:
+        store.close()
+
+
+async def test_a_secret_text_lives_beside_the_database_and_goes_when_its_run_is_pruned(
+    tmp_path: Path,
+) -> None:
+    store = SqliteCheckpointStore.open(tmp_path)
+    try:
+        old_blob = await store.put_secret("TOKEN=old\n")
+        kept_blob = await store.put_secret("TOKEN=kept\n")
+        assert old_blob == await store.put_secret("TOKEN=old\n")  # the same name for the same text
+        for i, (started, blob) in enumerate(((100.0, old_blob), (300.0, kept_blob))):
+            await store.begin_run(run(f"run_{i}", started))
+            await store.record(
+                CheckpointChange(
+                    "ses_a",
+                    f"run_{i}",
+                    1,
+                    i + 1,
+                    "tool",
+                    (FileChange(".env", FileVersion("text", blob), FileVersion.absent()),),
+                    float(i),
+                )
+            )
+        assert await store.get_text(old_blob) == "TOKEN=old\n"
+        folder = store.secrets.folder
+        files = {p.name: p for p in folder.iterdir()}
+        assert {oct(p.stat().st_mode & 0o777) for p in files.values()} == {"0o600"}
+        past = time.time() - 2 * 3600  # older than the grace a just-kept text has
+        for path in files.values():
+            os.utime(path, (past, past))
+        await store.prune(WORKSPACE, max_bytes=10**9, max_age_s=150.0, now=360.0)
+        assert await store.get_text(old_blob) is None
+        assert await store.get_text(kept_blob) == "TOKEN=kept\n"
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            ["key", kept_blob.removeprefix("secret:")]
+        )
     finally:
         store.close()

@@ -30,12 +30,12 @@ from rein.tools import (
 )
 from rein.tools.bootstrap import bootstrap_message, find_instructions, instructions_text
 from rein.tools.file_ops import DeleteFileTool, MoveFileTool
+from rein.tools.secret_commands import named_in_command
 from rein.tools.secret_files import (
     DEFAULT_SECRET_FILES,
     NO_SECRET_FILES,
     SecretFiles,
     glob_matches,
-    named_in_command,
 )
 from rein.tools.settings import ApprovalSettings, GrepBackend, ToolOptions, ToolSettings
 from tests.fakes.approvals import FakeApprover
@@ -246,6 +246,48 @@ async def test_a_command_that_names_a_secret_file_asks_every_time(root: Path) ->
     approver.answer = True
     shown = await calls.run(RunCommandTool(), command="cat .npmrc")
     assert TOKEN in shown.content, "the person approved it"
+
+
+#: Commands that name infra/.aws/credentials only relative to a folder they
+#: moved into (review20a D).
+MOVED_INTO = (
+    "cd infra/.aws && cat credentials",
+    "cd infra; cd .aws; cat credentials",
+    "pushd infra/.aws && cat credentials",
+    "(cd infra/.aws && cat credentials) | head",
+    "git -C infra show HEAD:.aws/credentials",
+    "git -C infra/.aws diff --no-index credentials /dev/null",
+    "git --git-dir=infra/.git show HEAD:.aws/credentials",
+    "git --work-tree infra diff .aws/credentials",
+)
+
+
+@pytest.mark.usefixtures("secrets")
+async def test_a_command_naming_a_secret_file_from_a_folder_it_moved_into_asks(
+    root: Path,
+) -> None:
+    settings = ToolSettings(approval=ApprovalSettings(command="allow"))
+    approver = FakeApprover(False)
+    env = ToolEnvironment(workspace=DiskWorkspace(root), settings=settings, approver=approver)
+    calls = ToolCallRecorder(env)
+    for command in MOVED_INTO:
+        declined = await calls.run(RunCommandTool(), command=command)
+        assert declined.is_error and "declined" in declined.content, command
+        assert TOKEN not in declined.content
+    assert [r.detail.split(":")[0] for r in approver.requests] == [
+        "Asked because the command names infra/.aws/credentials, a secret file (tools.secretFiles)"
+    ] * len(MOVED_INTO)
+    # A folder moved into that holds no secret asks nothing.
+    plain = await calls.run(RunCommandTool(), command="cd infra && cd .. && cat app.py")
+    assert not plain.is_error and len(approver.requests) == len(MOVED_INTO)
+
+
+def test_a_quoted_or_moved_into_name_is_seen_and_a_plain_one_is_not() -> None:
+    rules = SecretFiles()
+    assert named_in_command('cat .e""nv', rules, "/w") == (".env", ".env")
+    assert named_in_command("cd /w/a && cat .env", rules, "/w") == ("a/.env", ".env")
+    assert named_in_command("cd src && cat app.py; cat ../README.md", rules, "/w") is None
+    assert named_in_command("cd ~ && cat notes", rules, "/w") is None
 
 
 async def test_moving_or_deleting_a_folder_that_holds_a_secret_file_asks_every_time(

@@ -34,6 +34,9 @@ __all__ = ["run_acp", "serve_acp"]
 
 log = logging.getLogger(__name__)
 
+#: The most of a line stdin's reader holds before the guard takes it.
+_CHUNK_BYTES = 1 << 20
+
 
 def _model(config: ModelConfig) -> Any:
     from rein.providers import create_model
@@ -45,10 +48,11 @@ def _model(config: ModelConfig) -> Any:
 async def _stdio(first_line: bytes) -> tuple[asyncio.StreamWriter, asyncio.StreamReader]:
     """stdin and stdout as streams, ``first_line`` (read before, not
     answered) in front of the rest of stdin."""
-    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    # The guard reads lines in chunks of at most this (the SDK reads whole
+    # lines from the guard): what one line holds in memory is bounded by
+    # wire_guard.MAX_LINE_BYTES and this, whatever the client sends.
+    reader = asyncio.StreamReader(limit=_CHUNK_BYTES)
     if first_line:
         reader.feed_data(first_line)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -99,7 +103,10 @@ async def serve_acp(
             ):
                 # What is not a JSON object is answered, never handed to the SDK.
                 output_stream = GuardedReader(
-                    output_stream, input_stream.write, on_end=agent.client_gone
+                    output_stream,
+                    input_stream.write,
+                    on_end=agent.client_gone,
+                    initialized=initialized is not None,  # the fast start answered it
                 )
             # session/close and session/resume are stable in ACP v1's later
             # schema; this SDK still files them as unstable, with

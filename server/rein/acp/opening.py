@@ -11,7 +11,9 @@
   conversation as it stands (a running source's as its last step left it,
   a tool call without its result answered as a crash's is), stored at once
   so that ``session/load`` opens it in the next ``rein acp``; the source is
-  not touched. It takes the source's mode and the configured model.
+  not touched. It takes the source's mode and the configured model, and
+  in plan mode the plan (:mod:`rein.acp.fork_source`); a question the
+  source waits on is not the fork's to answer, and the fork says so.
 
 Each is given the folder the session works in as ``cwd`` (another folder:
 InvalidParams naming ``cwd``); an unknown session is -32002, one whose
@@ -25,23 +27,25 @@ starts none.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
+from acp import helpers
 from acp.schema import ForkSessionResponse, ResumeSessionResponse
 
 from rein.acp import errors
+from rein.acp.fork_source import of_live, of_stored, question_note
 from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation
 from rein.acp.live import Live
 from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import mode_state
 from rein.acp.replay import replay_session
-from rein.harness.agent import repair_transcript
+from rein.acp.updates import plan_entries
 from rein.hosting.workspace_host import WorkspaceHost
-from rein.session import Mode, Session, SessionSpec
+from rein.session import Session, SessionSpec
 from rein.session.session import new_session_id
 from rein.session.stored import read_stored
-from rein.store.memory_keys import memory_key
+from rein.store.memory_keys import PLANNER_MEMORY, memory_key
 
 __all__ = ["OpeningSessions", "fork", "open_stored"]
 
@@ -119,32 +123,43 @@ async def fork(
     manager = host.manager
     store = await manager.open_store()
     await _check_folder(host, session_id, live)
-    source = live.session if live is not None else manager.sessions.get(session_id)
-    mode: Mode
-    if source is not None:
-        # A session's mode is one of MODES (SessionSpec's Mode).
-        mode, title = cast(Mode, source.mode), source.title
-        messages, _ = repair_transcript(list(source.agent.messages))
+    known = live.session if live is not None else manager.sessions.get(session_id)
+    if known is not None:
+        source = of_live(known)
     else:
         stored = await read_stored(store, session_id) if store is not None else None
         if stored is None:
             raise errors.unknown_session(session_id)
-        mode, title, messages = stored.spec.mode, stored.spec.title, list(stored.spec.messages)
+        source = of_stored(stored)
     await sessions.add_client_mcp(host, mcp_servers)
     fork_id = new_session_id()
+    mode = source.mode
     if store is not None:  # stored whole now: later checkpoints only append
-        await store.create_session(fork_id, title, mode, "acp", str(host.root))
-        await store.replace_all(fork_id, memory_key(mode), messages)
+        await store.create_session(fork_id, source.title, mode, "acp", str(host.root))
+        await store.replace_all(fork_id, memory_key(mode), source.messages)
+        if mode == "plan":
+            await store.replace_all(fork_id, PLANNER_MEMORY, source.planner_messages)
+            if source.plan is not None:
+                await store.set_memory_state(fork_id, PLANNER_MEMORY, source.plan.to_json())
     spec = SessionSpec(
         mode=mode,
-        title=title,
+        title=source.title,
         origin="acp",
         session_id=fork_id,
-        messages=messages,
+        messages=source.messages,
         persisted=store is not None,
+        planner_messages=source.planner_messages,
+        plan_snapshot=source.plan,
     )
     forked = sessions.serve(host, manager.new(spec))
     sessions.announce(fork_id, root)
+    # Queued: sent once the answer is on its way (the client learns of the
+    # fork from it).
+    if source.plan is not None and source.plan.steps:
+        forked.updates.say(helpers.update_plan(plan_entries(source.plan.steps)))
+    if source.question is not None:
+        note = question_note(session_id, source.question)
+        forked.updates.say(helpers.update_agent_message_text(f"Rein: {note}\n\n"))
     return ForkSessionResponse(
         session_id=fork_id, modes=mode_state(mode), config_options=sessions.options_of(forked, mode)
     )

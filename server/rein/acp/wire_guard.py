@@ -34,6 +34,23 @@ request without params gets ``{}`` (the SDK's refusal named no field, and
 ``session/list`` needs none); ``session/cancel`` sent as a request (with an
 id) is refused with -32600 saying it is a notification (the SDK answered
 Method not found).
+
+**Initialize first.** A request other than ``initialize`` before the
+client's ``initialize`` (``session/new``, ``load``, ``resume``, ``fork``,
+``prompt``, any) is refused here with -32600 Invalid Request, as ACP's
+error table says for "a request other than initialize arrived before
+initialization", naming the method; nothing is made. The guard counts the
+connection initialized from the ``initialize`` request it passes on (or
+the one the fast start answered): a client that pipelines ``session/new``
+right behind it is served. Notifications and responses are not refused.
+
+**A bounded line.** One message is at most :data:`MAX_LINE_BYTES` (16 MiB:
+a model's whole context is a few MB of text, and Rein offers no images or
+audio). A longer line is read on to its end and dropped as it arrives,
+never held whole, and answered -32600 with its id when the line starts
+``{"jsonrpc": "2.0", "id": ...`` or ``{"id": ...`` (as SDKs write them),
+else with a null id; the connection serves on, because one oversized
+prompt should not end the person's other sessions and their runs.
 """
 
 from __future__ import annotations
@@ -41,10 +58,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["GuardedReader", "problem_answer"]
+__all__ = ["MAX_LINE_BYTES", "GuardedReader", "problem_answer"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -57,6 +75,13 @@ NOTIFICATIONS = frozenset({SESSION_CANCEL})
 LOGGED_PARAMS = 200
 #: The one key of a request's ``_meta`` Rein reads (its session options).
 META_KEY = "rein"
+#: The longest line (one message) read from the client, in bytes.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+INITIALIZE = "initialize"
+#: The id at the start of a message as SDKs write it (``jsonrpc`` first or not).
+_HEAD_ID = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"[^"\\]{0,200}")'
+)
 
 log = logging.getLogger(__name__)
 
@@ -185,22 +210,55 @@ class GuardedReader(asyncio.StreamReader):
         source: asyncio.StreamReader,
         answer: Callable[[bytes], None],
         on_end: Callable[[], None] = lambda: None,
+        *,
+        initialized: bool = False,
+        max_line: int = MAX_LINE_BYTES,
     ) -> None:
         super().__init__()
         self._source = source
         self._answer = answer
         #: Called once the input has ended, before the SDK hears of it.
         self._on_end = on_end
+        #: The client sent ``initialize`` (or the fast start answered it).
+        self.initialized = initialized
+        self._max_line = max_line
+
+    def _refused_before_initialize(self, message: dict[str, Any]) -> bool:
+        """A request other than ``initialize`` before it: answered -32600."""
+        if "id" not in message or "method" not in message:
+            return False  # a notification or a response
+        if message["method"] == INITIALIZE:
+            self.initialized = True
+            return False
+        if self.initialized:
+            return False
+        self._answer(
+            _error(
+                message["id"],
+                INVALID_REQUEST,
+                f"Invalid Request: {message['method']} before initialize: send initialize "
+                "first, and the other requests once it is answered",
+            )
+        )
+        return True
 
     # ``separator``: typeshed's private buffer protocol; the SDK passes b"\n".
     async def readuntil(self, separator: Any = b"\n") -> bytes:
         while True:
             try:
                 line = await self._whole_line(separator)
+            except _TooLong as long:
+                self._answer(long.answer(self._max_line))
+                if not long.ended:
+                    continue
+                self._on_end()
+                raise asyncio.IncompleteReadError(b"", None) from None
             except asyncio.IncompleteReadError as exc:  # the last line, without its newline
                 reply, message = _verdict(exc.partial)
                 if reply is not None:
                     self._answer(reply)
+                if message is not None and self._refused_before_initialize(message):
+                    message = None
                 if message is not None and not _ignored(message):
                     # The SDK takes the last message; the end comes next.
                     raise asyncio.IncompleteReadError(
@@ -209,7 +267,9 @@ class GuardedReader(asyncio.StreamReader):
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
             reply, message = _verdict(line)
-            if message is not None and _ignored(message):
+            if message is not None and (
+                _ignored(message) or self._refused_before_initialize(message)
+            ):
                 continue
             if message is not None:
                 return _for_the_sdk(line, message)
@@ -221,13 +281,48 @@ class GuardedReader(asyncio.StreamReader):
         return await self._source.readexactly(n)
 
     async def _whole_line(self, separator: Any) -> bytes:
+        """The next line, whole; past the bound its bytes are dropped as
+        they arrive (:class:`_TooLong` at its end)."""
         chunks: list[bytes] = []
+        size, head = 0, b""
         while True:
+            ended = True
             try:
-                chunks.append(await self._source.readuntil(separator))
+                chunk = await self._source.readuntil(separator)
             except asyncio.LimitOverrunError as exc:
-                chunks.append(await self._source.readexactly(exc.consumed))
-                continue
+                chunk, ended = await self._source.readexactly(exc.consumed), False
             except asyncio.IncompleteReadError as exc:
+                if size + len(exc.partial) > self._max_line:
+                    raise _TooLong(head or exc.partial[:512], ended=True) from None
                 raise asyncio.IncompleteReadError(b"".join([*chunks, exc.partial]), None) from None
-            return b"".join(chunks)
+            head = head or chunk[:512]
+            size += len(chunk)
+            if size > self._max_line:
+                chunks.clear()  # dropped: never held whole
+            else:
+                chunks.append(chunk)
+            if ended:
+                if size > self._max_line:
+                    raise _TooLong(head)
+                return b"".join(chunks)
+
+
+class _TooLong(Exception):
+    """A line over the bound was read to its end (or the input's) and
+    dropped. It is outside the error tree: it never leaves the guard, which
+    answers it."""
+
+    def __init__(self, head: bytes, *, ended: bool = False) -> None:
+        super().__init__()
+        self.head = head
+        self.ended = ended
+
+    def answer(self, limit: int) -> bytes:
+        found = _HEAD_ID.match(self.head)
+        request_id = json.loads(found.group(1)) if found else None
+        return _error(
+            request_id,
+            INVALID_REQUEST,
+            f"Invalid Request: a message is at most {limit} bytes (rein acp's bound on one "
+            "line); this one was longer and was not read",
+        )

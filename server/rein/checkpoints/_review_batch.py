@@ -218,6 +218,8 @@ class Batch:
         for text in (current, new):
             if text is None:
                 versions.append(FileVersion.absent())
+            elif file.secret:  # kept apart, as the run's versions of it were
+                versions.append(FileVersion("text", await store.put_secret(text)))
             else:
                 await store.put_text(text)
                 versions.append(FileVersion.of_text(text))

@@ -30,6 +30,12 @@ a symbolic link, its target (:mod:`rein.checkpoints.file_meta`): what a
 restore needs to bring a script back executable and a link back as a link.
 A command that only changes a file's mode is recorded as a change.
 
+The text of a secret file (``secret``: ``tools.secretFiles``; or of a
+symbolic link to one) goes to the
+store's keep apart (:meth:`~rein.checkpoints.model.CheckpointStore.put_secret`),
+never among the other texts: undo brings it back, the database never
+holds it.
+
 Binary content is recorded as unstored ("binary"), content over
 ``checkpoints.maxFileKb`` as unstored with its size. The capture never
 breaks or blocks an edit: each store call has a time bound, and a store
@@ -47,7 +53,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from rein.checkpoints.file_meta import DiskFileMeta, FileMeta, led_to
+from rein.checkpoints.file_meta import DiskFileMeta, FileMeta, Meta, led_to
 from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
@@ -137,6 +143,7 @@ class CheckpointCapture:
         clock: Callable[[], float] = time.time,
         store_bound_s: float = STORE_BOUND_S,
         meta: FileMeta | None = None,
+        secret: Callable[[str], bool] = lambda path: False,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -150,6 +157,7 @@ class CheckpointCapture:
         self._emit = emit
         self._clock = clock
         self._bound = store_bound_s
+        self._secret = secret
         self._runs: dict[str, _Run] = {}
         #: path -> the content the session's last recorded change left.
         self._known: dict[str, FileVersion] = {}
@@ -221,7 +229,7 @@ class CheckpointCapture:
         ]
         files: tuple[FileChange, ...]
         if change.kind == "write":
-            after = await self._with_meta(paths[0], await self._stored(change.text or ""))
+            after = await self._kept(paths[0], change.text or "")
             files = (FileChange(paths[0], before[0], after),)
         elif change.kind == "delete":
             files = (FileChange(paths[0], before[0], FileVersion.absent()),)
@@ -231,9 +239,7 @@ class CheckpointCapture:
                     FileChange(
                         path,
                         was,
-                        FileVersion.absent()
-                        if text is None
-                        else await self._with_meta(path, await self._stored(text)),
+                        FileVersion.absent() if text is None else await self._kept(path, text),
                     )
                     for path, was, text in zip(paths, before, change.texts, strict=True)
                 ]
@@ -296,23 +302,33 @@ class CheckpointCapture:
 
     # ------------------------------------------------------------- content
 
-    async def _with_meta(self, path: str, version: FileVersion) -> FileVersion:
-        """``version`` with the path's mode and link on the disk now."""
+    async def _meta_now(self, path: str) -> Meta | None:
+        """The path's mode and link on the disk now (None: not known)."""
         try:
-            found = await self.meta.meta(path)
+            return await self.meta.meta(path)
         except Exception:
             log.debug("no mode of %s", path, exc_info=True)
-            return version
-        if found is None:
-            return version
-        return version.with_meta(found.mode, found.link)
+            return None
+
+    def _is_secret(self, path: str, found: Meta | None) -> bool:
+        """A secret file's path, or a link to one."""
+        if self._secret(path):
+            return True
+        target = led_to(path, found.link) if found is not None and found.link else None
+        return target is not None and self._secret(target)
+
+    async def _kept(self, path: str, text: str) -> FileVersion:
+        """``text``, now at ``path``, stored, with the path's mode and link."""
+        found = await self._meta_now(path)
+        return _with(found, await self._stored(text, self._is_secret(path, found)))
 
     async def _read(self, path: str) -> FileVersion:
         """The path's content now, stored (text, absent, or unstored), with
         its mode and link."""
-        return await self._with_meta(path, await self._read_content(path))
+        found = await self._meta_now(path)
+        return _with(found, await self._read_content(path, self._is_secret(path, found)))
 
-    async def _read_content(self, path: str) -> FileVersion:
+    async def _read_content(self, path: str, secret: bool) -> FileVersion:
         try:
             text = (await self.workspace.read_text(path)).text
         except ToolError as exc:
@@ -328,16 +344,17 @@ class CheckpointCapture:
             if "binary" in message or "UTF-8" in message:
                 return FileVersion.unstored("binary")
             return FileVersion.unstored(f"unreadable: {message}")
-        return await self._stored(text)
+        return await self._stored(text, secret)
 
-    async def _stored(self, text: str) -> FileVersion:
+    async def _stored(self, text: str, secret: bool) -> FileVersion:
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.max_file_bytes:
             return FileVersion.unstored(
                 f"too large: {(size + 1023) // 1024} KB, over checkpoints.maxFileKb "
                 f"{self.max_file_bytes // 1024}"
             )
-        blob = await self._bounded("store a file's content", self.store.put_text(text))
+        put = self.store.put_secret(text) if secret else self.store.put_text(text)
+        blob = await self._bounded("store a file's content", put)
         if blob is None:
             return FileVersion.unstored(f"not stored: {self.error}")
         return FileVersion("text", blob)
@@ -466,6 +483,10 @@ class CheckpointCapture:
                     )
                 )
         return list(dropped or [])
+
+
+def _with(found: Meta | None, version: FileVersion) -> FileVersion:
+    return version if found is None else version.with_meta(found.mode, found.link)
 
 
 def changes_json(files: Sequence[FileChange]) -> list[dict[str, Any]]:

@@ -34,6 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
+from rein.checkpoints.secret_keep import MemorySecretKeep, is_secret_blob
+
 __all__ = [
     "CheckpointChange",
     "CheckpointRun",
@@ -208,6 +210,13 @@ class CheckpointStore(Protocol):
         """Store ``text`` once (deduplicated by hash); returns its blob id."""
         ...
 
+    async def put_secret(self, text: str) -> str:
+        """Keep the text of a secret file (``tools.secretFiles``) apart from
+        the other texts, never in the store's database
+        (:mod:`rein.checkpoints.secret_keep`); returns its blob id
+        (``secret:...``), which :meth:`get_text` reads like any other."""
+        ...
+
     async def get_text(self, blob: str) -> str | None:
         """The text of ``blob``; None when it was pruned or never stored."""
         ...
@@ -299,6 +308,7 @@ class MemoryCheckpointStore:
 
     def __init__(self) -> None:
         self._blobs: dict[str, str] = {}
+        self._secrets = MemorySecretKeep()
         self._runs: dict[tuple[str, str], _MemoryRun] = {}
         self._reviews: dict[str, dict[tuple[str, str], ReviewStatus]] = {}
         self._hunk_reviews: dict[str, dict[tuple[str, str, int], HunkStatus]] = {}
@@ -308,7 +318,12 @@ class MemoryCheckpointStore:
         self._blobs.setdefault(blob, text)
         return blob
 
+    async def put_secret(self, text: str) -> str:
+        return self._secrets.put(text)
+
     async def get_text(self, blob: str) -> str | None:
+        if is_secret_blob(blob):
+            return self._secrets.get(blob)
         return self._blobs.get(blob)
 
     async def begin_run(self, run: CheckpointRun) -> None:

@@ -71,6 +71,7 @@ from rein.checkpoints.restore_paths import (
     link_back,
     written_through,
 )
+from rein.checkpoints.restore_scope import changes_by_path, in_scope, restore_title
 from rein.checkpoints.restore_types import (
     Conflict,
     RestoredFile,
@@ -80,6 +81,7 @@ from rein.checkpoints.restore_types import (
     restore_note,
     workspace_path,
 )
+from rein.checkpoints.secret_keep import is_secret_blob
 from rein.harness.errors import RestoreError, SandboxError, ToolError
 from rein.harness.ports import Workspace
 
@@ -133,26 +135,6 @@ class _Plan:
         """Every path is as it was before (the run is undone already):
         nothing to write, in conflict or skipped."""
         return all(p.action == "already" for p in self.paths)
-
-
-def in_scope(
-    runs: Sequence[CheckpointRun],
-    changes: Sequence[CheckpointChange],
-    run_id: str,
-    turn: int | None,
-) -> list[CheckpointChange]:
-    """The changes a restore of ``run_id`` (from ``turn`` on) undoes: that
-    run's from the turn, and every change of a later run, in the order
-    they were made (runs in their order, then generation, then time)."""
-    order = {r.run_id: i for i, r in enumerate(runs)}
-    start = order[run_id]
-    kept = [
-        c
-        for c in changes
-        if c.run_id in order
-        and (order[c.run_id] > start or (c.run_id == run_id and (turn is None or c.turn >= turn)))
-    ]
-    return sorted(kept, key=lambda c: (order[c.run_id], c.generation, c.at))
 
 
 def _unified(path: str, old: str | None, new: str | None, old_label: str, new_label: str) -> str:
@@ -227,7 +209,7 @@ class Restorer:
                     f"changed files: {', '.join(map(str, turns)) or 'none'})"
                 )
             changes = in_scope(runs, changes, run.run_id, request.turn)
-        by_path = self._by_path(changes)
+        by_path = changes_by_path(changes)
         wanted = list(by_path)
         if request.paths is not None:
             wanted = []
@@ -255,17 +237,9 @@ class Restorer:
                     raise RestoreError(f"{item.path} cannot be restored: {item.reason}")
         return plan
 
-    @staticmethod
-    def _by_path(
-        changes: Sequence[CheckpointChange],
-    ) -> dict[str, list[tuple[CheckpointChange, FileChange]]]:
-        out: dict[str, list[tuple[CheckpointChange, FileChange]]] = {}
-        for change in changes:
-            for file in change.files:
-                out.setdefault(file.path, []).append((change, file))
-        return out
-
-    async def _current(self, path: str) -> Current:
+    async def _current(self, path: str, secret: bool = False) -> Current:
+        """The path now; a ``secret`` one's text is kept apart as the runs'
+        versions of it were (its blob id, to compare, and to journal)."""
         found = await self.meta.meta(path)
         mode, link = (found.mode, found.link) if found is not None else (None, None)
         try:
@@ -282,7 +256,8 @@ class Restorer:
             if "not found" in str(exc).lower():
                 return Current(False)
             return Current(True, unreadable=str(exc), mode=mode, link=link)
-        return Current(True, content.text, content.version, mode=mode, link=link)
+        kept = await self.store.put_secret(content.text) if secret else None
+        return Current(True, content.text, content.version, mode=mode, link=link, kept=kept)
 
     async def _text(self, version: FileVersion, path: str) -> str | None:
         if version.state != "text" or version.blob is None:
@@ -303,7 +278,9 @@ class Restorer:
         history: Sequence[tuple[CheckpointChange, FileChange]],
     ) -> _PathPlan:
         workspace_path(self.workspace.root, path)
-        current = await self._current(path)
+        # The runs kept its texts apart (a secret file): so is its text now.
+        secret = any(is_secret_blob(v.blob) for _, f in history for v in (f.before, f.after))
+        current = await self._current(path, secret)
         through = written_through(target.link, history) if target.link is not None else None
         if through is not None:
             # Written through: the link, and what it led to before the first write.
@@ -363,7 +340,7 @@ class Restorer:
                 run_id=restore_id,
                 workspace=self.workspace.root,
                 kind="restore",
-                title=_title(plan.run, request.turn),
+                title=restore_title(plan.run, request.turn),
                 started_at=now,
                 restored_run=plan.run.run_id,
                 restored_turn=request.turn,
@@ -371,7 +348,7 @@ class Restorer:
         )
         if writes:
             for item in writes:
-                if item.current.text is not None:
+                if item.current.text is not None and item.current.kept is None:
                     await self.store.put_text(item.current.text)
             # The journal, before the first write.
             await self.store.record(
@@ -401,7 +378,7 @@ class Restorer:
                     )
                     continue
                 item.action, item.reason = "conflict", refused
-                item.current = await self._current(item.path)
+                item.current = await self._current(item.path, item.current.kept is not None)
                 item.expected_text = await self._text(item.expected, item.path)
             if item.action == "conflict":
                 conflicts.append(self._conflict(item))
@@ -501,8 +478,3 @@ class Restorer:
             checkpoint_text=item.expected_text,
             current_text=item.current.text,
         )
-
-
-def _title(run: CheckpointRun, turn: int | None) -> str:
-    where = f"turn {turn} of run {run.run_id}" if turn is not None else f"run {run.run_id}"
-    return f"restore to before {where}"

@@ -31,13 +31,17 @@ class Current:
     mode: int | None = None
     #: The target, when the path is a symbolic link.
     link: str | None = None
+    #: The blob id of its text as a secret file's is kept apart
+    #: (:meth:`~rein.checkpoints.model.CheckpointStore.put_secret`), when
+    #: the path is one.
+    kept: str | None = None
 
     def same_text(self, version: FileVersion) -> bool:
-        return (
-            version.state == "text"
-            and self.text is not None
-            and text_hash(self.text) == version.blob
-        )
+        if version.state != "text" or self.text is None:
+            return False
+        if self.kept is not None:
+            return version.blob == self.kept
+        return text_hash(self.text) == version.blob
 
     def matches(self, version: FileVersion) -> bool:
         if not version.present:
@@ -72,6 +76,8 @@ class Current:
                 if self.link is not None and self.unreadable == DANGLING
                 else FileVersion.unstored(self.unreadable)
             )
+        elif self.kept is not None:
+            version = FileVersion("text", self.kept)
         else:
             version = FileVersion.of_text(self.text)
         return version.with_meta(self.mode, self.link)

@@ -63,6 +63,7 @@ from rein.checkpoints.review_types import (
     file_status,
     review_note,
 )
+from rein.checkpoints.secret_keep import is_secret_blob
 from rein.harness.errors import ReviewError, ToolError
 from rein.harness.events import Emit, ReviewPending
 from rein.harness.ports import Workspace
@@ -206,6 +207,7 @@ class Reviewer:
             after,
             whole,
             net.renamed_from,
+            is_secret_blob(net.before.blob) or is_secret_blob(net.after.blob),
         )
 
     async def _as_now(

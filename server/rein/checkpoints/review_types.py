@@ -54,6 +54,9 @@ class ReviewedFile:
     #: whole file, undone by deleting or recreating it.
     whole: bool = False
     renamed_from: str | None = None
+    #: A secret file's: its texts are kept apart
+    #: (:meth:`~rein.checkpoints.model.CheckpointStore.put_secret`).
+    secret: bool = False
 
 
 @dataclass(frozen=True, slots=True)

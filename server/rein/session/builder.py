@@ -445,6 +445,7 @@ def attach_checkpoints(
     host's workspace and mutation log, fed the session's events, undone by
     :meth:`Session.close`."""
     workspace, changes = _tracked(ports)
+    secrets = config.tool_settings().secret_files
     capture = CheckpointCapture(
         store,
         workspace,
@@ -454,6 +455,7 @@ def attach_checkpoints(
         title=lambda: session.title,
         on_error=on_error,
         emit=session.emit_flow,
+        secret=lambda path: secrets.matched_by(path) is not None,
     )
     session.closers.append(capture.attach())
     session.closers.append(session.subscribe(capture.on_event))

@@ -18,6 +18,11 @@ Pruning (:meth:`SqliteCheckpointStore.prune`) drops the content of a
 workspace's oldest runs first: the run stays listed with ``pruned_at`` and
 the reason, its blobs that no live run holds are deleted.
 
+A secret file's text (``tools.secretFiles``) is never a blob here: it is a
+file of its own beside the database (:mod:`rein.checkpoints.secret_keep`),
+named ``secret:...`` in the versions, and removed when pruning leaves no
+live run naming it.
+
 Writes run on a worker thread, serialised by a lock, as in
 :mod:`rein.store.sqlite`; a call that waits on the disk can be abandoned
 by its caller's deadline. Every SQLite error is a StoreError with the cause
@@ -29,6 +34,7 @@ is refused with an error naming it, and nothing in it is touched.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -45,6 +51,7 @@ from rein.checkpoints.model import (
     ReviewStatus,
     text_hash,
 )
+from rein.checkpoints.secret_keep import SecretKeep, is_secret_blob
 from rein.harness.errors import StoreError
 from rein.store._checkpoint_schema import (
     CHECKPOINT_SCHEMA_VERSION,
@@ -58,6 +65,16 @@ from rein.store._database import Database, DatabaseStore
 __all__ = ["CHECKPOINT_SCHEMA_VERSION", "SqliteCheckpointStore"]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+#: The secret texts' blob ids the live runs (of every workspace) hold.
+_LIVE_SECRETS = """
+    SELECT f.before_blob, f.after_blob FROM runs r
+    JOIN changes c ON c.run = r.id
+    JOIN file_versions f ON f.change = c.id
+    WHERE r.pruned_at IS NULL
+      AND (f.before_blob LIKE 'secret:%' OR f.after_blob LIKE 'secret:%')
+"""
 
 
 def _version(
@@ -79,6 +96,8 @@ class SqliteCheckpointStore(DatabaseStore):
             reopen=lambda: connect(path.parent),
             abandon_on_cancel=True,
         )
+        #: Secret files' texts, beside the database, never in it.
+        self.secrets = SecretKeep(path.parent / "checkpoint-secrets")
 
     # ------------------------------------------------------------------ open
 
@@ -115,7 +134,21 @@ class SqliteCheckpointStore(DatabaseStore):
         await self._call(write)
         return blob
 
+    async def put_secret(self, text: str) -> str:
+        def write() -> str:
+            try:
+                return self.secrets.put(text)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot keep a secret file's text in {self.secrets.folder}: {exc}"
+                ) from exc
+
+        return await self._call(write)
+
     async def get_text(self, blob: str) -> str | None:
+        if is_secret_blob(blob):
+            return await self._call(lambda: self.secrets.get(blob))
+
         def read() -> bytes | None:
             row = self._db.execute("SELECT data FROM blobs WHERE hash=?", (blob,)).fetchone()
             return None if row is None else cast(bytes, row[0])
@@ -397,6 +430,15 @@ class SqliteCheckpointStore(DatabaseStore):
             self._db.execute("COMMIT")
             if not dropped:
                 return []
+            try:
+                self.secrets.keep_only(
+                    blob
+                    for row in self._db.execute(_LIVE_SECRETS).fetchall()
+                    for blob in row
+                    if is_secret_blob(blob)
+                )
+            except OSError:
+                log.warning("could not remove pruned secret texts", exc_info=True)
             self._db.execute("PRAGMA incremental_vacuum")
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return [replace(self._run(run), bytes=freed) for run, freed in dropped]

@@ -44,7 +44,7 @@ from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group, 
 from rein.tools._context import require_workspace
 from rein.tools.approval import check_approval
 from rein.tools.sandbox_hosts import offer_refused_hosts
-from rein.tools.secret_files import named_in_command
+from rein.tools.secret_commands import named_in_command
 from rein.tools.settings import settings_of
 
 __all__ = ["RunCommandArgs", "RunCommandTool"]

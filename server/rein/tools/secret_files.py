@@ -31,7 +31,6 @@ unlocks a file.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,7 +47,6 @@ __all__ = [
     "SecretFileError",
     "SecretFiles",
     "glob_matches",
-    "named_in_command",
     "secret_note",
     "secret_refusal",
 ]
@@ -196,35 +194,6 @@ NO_SECRET_FILES = SecretFiles((), ())
 
 class SecretFileError(ToolError):
     """A tool was asked for a secret file's content (the model reads why)."""
-
-
-#: What separates the words of a command line that may name a file: blanks,
-#: quotes, the shell's operators, an option's ``=`` (``--env-file=.env``)
-#: and ``:`` (``git show HEAD:.env``, ``scp host:.env``).
-_COMMAND_WORD_BREAKS = re.compile(r"[\s'\"`=;&|<>()$:]+")
-
-
-def named_in_command(command: str, secret_files: SecretFiles, root: str) -> tuple[str, str] | None:
-    """The first word of ``command`` that names a secret file of the
-    workspace ``root``, and the glob that makes it one (``cat .env``,
-    ``source ./.env``, ``--env-file=.env``, ``root``'s absolute path); None
-    when none does. By name only: a command that reads one without naming
-    it (a test suite loading ``.env``, ``grep -r``) is not seen. A path
-    outside the workspace (``~/.npmrc``) is the OS sandbox's to hide."""
-    if not secret_files:
-        return None
-    prefix = root.rstrip("/") + "/"
-    for word in _COMMAND_WORD_BREAKS.split(command):
-        # .aws/./credentials, .aws//credentials, x/../.env: the path they name.
-        path = posixpath.normpath(word.strip()) if word.strip() else ""
-        if path.startswith(prefix):
-            path = path[len(prefix) :]
-        if not path or path == "." or path.startswith(("-", "/", "~", "..")):
-            continue
-        glob = secret_files.matched_by(path)
-        if glob is not None:
-            return path, glob
-    return None
 
 
 def secret_refusal(rel: str, glob: str) -> str:

@@ -8,6 +8,13 @@ the preview gates are in :mod:`rein.preview.gates`)
 and stops at the first that finds blockers. The loop then injects one focused repair
 prompt and continues, up to ``maxRepairAttempts``.
 
+Every gate's text (its blockers: a failing test's output, an analyzer's
+message, a command's tail; its detail and why it could not look; its
+waits and background failures) passes :mod:`rein.harness.redaction` here,
+once for all gates, before it reaches an event, the store or a repair
+prompt: the redactor tool results pass (a test that prints the provider's
+key shows ``[redacted]``).
+
 A gate that raises is a blocker naming the gate and its error (never a pass);
 a gate that could not look is "unverified": the generation is not marked
 validated and the run's result lists it. The pipeline lives as long as the
@@ -52,6 +59,7 @@ from rein.harness.gating.gate_types import (
 )
 from rein.harness.gating.validation import SessionValidation
 from rein.harness.ports import CommandRunner, Mutation, Workspace
+from rein.harness.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +181,28 @@ class Verdict:
         return not self.blockers and not self.unverified
 
 
+def _redacted_blocker(blocker: Blocker) -> Blocker:
+    return blocker.model_copy(
+        update={
+            "message": redact(blocker.message),
+            "context": redact(blocker.context) if blocker.context else blocker.context,
+            "also": [redact(text) for text in blocker.also],
+            "code": redact(blocker.code) if blocker.code else blocker.code,
+        }
+    )
+
+
+def redacted_outcome(outcome: GateOutcome) -> GateOutcome:
+    """``outcome`` with every text a gate wrote redacted (its paths are the
+    workspace's own)."""
+    return GateOutcome(
+        [_redacted_blocker(b) for b in outcome.blockers],
+        stale=outcome.stale,
+        detail=redact(outcome.detail),
+        unverified=redact(outcome.unverified) if outcome.unverified else outcome.unverified,
+    )
+
+
 def _status(outcome: GateOutcome) -> GateStatus:
     if outcome.blockers:
         return "blocked"
@@ -188,13 +218,13 @@ class _EmitProgress:
         self.emit = emit
 
     def waiting(self, message: str, files: int | None = None) -> None:
-        self.emit(GateWaiting(gate=self.gate, phase="begin", message=message, files=files))
+        self.emit(GateWaiting(gate=self.gate, phase="begin", message=redact(message), files=files))
 
     def done(self, message: str) -> None:
-        self.emit(GateWaiting(gate=self.gate, phase="end", message=message))
+        self.emit(GateWaiting(gate=self.gate, phase="end", message=redact(message)))
 
     def failed(self, message: str) -> None:
-        self.emit(ErrorEvent(message=message, where=f"gate:{self.gate}"))
+        self.emit(ErrorEvent(message=redact(message), where=f"gate:{self.gate}"))
 
 
 class GatePipeline:
@@ -284,7 +314,7 @@ class GatePipeline:
                 outcome = await gate.check(ctx)
             except Exception as exc:
                 log.exception("gate %s failed to run", gate.name)
-                error = f"{type(exc).__name__}: {exc}"
+                error = redact(f"{type(exc).__name__}: {exc}")
                 outcome = GateOutcome(
                     [
                         Blocker(
@@ -294,6 +324,7 @@ class GatePipeline:
                     detail=f"the gate failed to run: {error}",
                 )
                 emit(ErrorEvent(message=outcome.detail, where=f"gate:{gate.name}"))
+            outcome = redacted_outcome(outcome)  # the one place for every gate's text
             status = _status(outcome)
             emit(
                 GateResult(
