@@ -21,6 +21,7 @@ from rein.harness.gating.gate_types import (
     PartialImporters,
 )
 from rein.harness.ports import CounterfactualDiagnostics, Diagnostic, DiagnosticsSource
+from rein.python_imports import is_prose
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -134,7 +135,13 @@ async def importers_not_checked(
     changed = [
         p
         for p in sorted(touched)
-        if texts is None or public_names_changed(texts[0][p], texts[1][p], p)
+        if not is_prose(p)
+        and (
+            texts is None
+            or p not in texts[0]
+            or p not in texts[1]  # a file whose texts were not had: may have changed
+            or public_names_changed(texts[0][p], texts[1][p], p)
+        )
     ]
     if not changed:
         return detail + " (no public name changed)", None

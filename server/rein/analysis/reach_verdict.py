@@ -211,10 +211,12 @@ def open_files_only(source: DiagnosticsSource) -> FileByFileDiagnostics | None:
 
 
 def not_reached(outcome: GateOutcome, why: str) -> GateOutcome:
-    """``outcome`` (open files only, without blockers) saying the files the
-    change can reach past the importers opened were not checked, and why."""
+    """``outcome`` (open files only, without blockers) unverified: the files
+    the change can reach past the importers opened were checked by nobody
+    (never a pass without looking), and why."""
     note = f"files the change can reach past the importers opened were not checked: {why}"
-    return replace(outcome, detail=f"{outcome.detail}; {note}")
+    unverified = note if outcome.unverified is None else f"{outcome.unverified}; {note}"
+    return replace(outcome, detail=f"{outcome.detail}; {note}", unverified=unverified)
 
 
 def with_fallback(outcome: GateOutcome, why: str | None) -> GateOutcome:

@@ -52,6 +52,7 @@ from rein.disk.analyzer_server import _Analyzer
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
 from rein.harness.ports import DiagnosticsSnapshot
+from rein.python_imports import is_prose
 
 __all__ = [
     "ASK_AGAIN_S",
@@ -114,6 +115,7 @@ class AnalyzerPool(Protocol):
     large: bool
     requested: list[str]
     max_importers: int
+    importers_unopened: list[str]
     shown_earlier: EarlierTexts
 
     def read(self, path: str) -> str | None: ...
@@ -152,7 +154,7 @@ def _index(pool: AnalyzerPool) -> ImportIndex:
 
 async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[str]:
     """Open ``paths`` and their importers (at most ``max_importers`` each;
-    those past it are not opened) in every analyzer that owns them. Returns
+    those past it are not opened but listed in ``importers_unopened``) in every analyzer that owns them. Returns
     the importers, not ``paths`` themselves, in order: those a started
     analyzer covers (a Go file's importers while gopls is not found are
     nobody's to check)."""
@@ -164,9 +166,14 @@ async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[
     for path in paths:
         if pool.skipped(path) or pool.read(path) is None:
             continue
-        for other in index.importers(path, sys.maxsize)[: pool.max_importers]:
+        every = index.importers(path, sys.maxsize)
+        for other in every[: pool.max_importers]:
             if other not in paths and other not in importers and pool.covers(other):
                 importers.append(other)
+        for left in every[pool.max_importers :]:
+            # Not opened: owed to later rounds (the verdict says it is partial).
+            if left not in paths and left not in pool.importers_unopened:
+                pool.importers_unopened.append(left)
     for target in [*paths, *importers]:
         if pool.skipped(target) or pool.read(target) is None:
             continue
@@ -189,9 +196,14 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
     importers, transitively: :meth:`ImportIndex.closure`); None when that
     cannot be known from the import scan: a changed path is no Python
     source (a setting, a manifest or another language's file may change how
-    anything is analysed)."""
-    if not paths or not all(p.endswith((".py", ".pyi")) for p in paths):
+    anything is analysed). Prose (:func:`~rein.python_imports.is_prose`)
+    reaches nothing."""
+    code = [p for p in paths if not is_prose(p)]
+    if not paths or not all(p.endswith((".py", ".pyi")) for p in code):
         return None
+    if not code:
+        return set()
+    paths = code
     index = _index(pool)
     if not index.built:
         await asyncio.to_thread(index.build)  # reads every file: off the event loop
