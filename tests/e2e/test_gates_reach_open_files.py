@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rein.config import load_config
-from rein.hosting.headless import HeadlessSession
+from rein.hosting.headless import ApproveAll, HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 
@@ -104,3 +104,33 @@ async def test_importers_past_the_bound_are_checked_later(tmp_path: Path) -> Non
     # All fixed, but setup.cfg's reach is not known: never a pass unlooked.
     assert gates[-1].status == "unverified", gates[-1].detail
     assert "what the change can reach is not known" in gates[-1].detail
+
+
+async def test_a_command_with_a_temporary_file_is_judged_like_an_edit(tmp_path: Path) -> None:
+    """A command that writes lib.py's new text to ``lib.py.new`` beside it
+    and moves that over lib.py: the temporary file, no file before the run
+    nor after, is no change (it made the reach "not known", the verdict
+    unverified). As the edit in the first test, top.py blocks, then passes."""
+    root = tmp_path / "greeting"
+    workspace(root, {"lib.py": LIB, "mid.py": MID, "top.py": TOP})
+    config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2}}})
+    loud = "s/def greet(name: str)/def greet(name: str, loud: bool)/"
+    line = f"sed '{loud}' lib.py > lib.py.new && mv lib.py.new lib.py"
+    script = [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": line}}]},
+        {"text": "done"},
+        edit("lib.py", LOUD, "def greet(name: str, loud: bool = False) -> str:"),
+        {"text": "made it optional"},
+    ]
+    events = EventLog()
+    async with HeadlessSession(root, ReplayModel(script), config, approver=ApproveAll()) as session:
+        session.agent.subscribe(events)
+        assert session.pool.large
+        await session.analyzers_started()
+        result = await session.prompt("make greet loud")
+    gates = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    assert gates[0].status == "blocked", gates[0].detail
+    first, second = gates
+    assert {b.path for b in first.blockers} == {"top.py"}
+    assert result.repair_attempts == 1
+    assert (second.status, second.blockers) == ("passed", []), second.detail

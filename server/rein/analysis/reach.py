@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
+from rein.analysis.run_texts import run_changes
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     ExplainedCoverage,
@@ -134,7 +135,7 @@ async def importers_not_checked(
     texts = await before_and_now()
     changed = [
         p
-        for p in sorted(touched)
+        for p in run_changes(source, touched)
         if not is_prose(p)
         and (
             texts is None

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import FileBaseline
 from rein.harness.errors import ReinError
-from rein.harness.gating.gate_types import CoveringDiagnostics
+from rein.harness.gating.gate_types import CoveringDiagnostics, NeverThere
 from rein.harness.ports import Workspace
 from rein.python_imports import imported_modules, is_prose, module_name
 
@@ -26,6 +26,7 @@ __all__ = [
     "exists",
     "imports_module",
     "reader",
+    "run_changes",
     "text_now",
     "users_of_created",
 ]
@@ -38,6 +39,16 @@ def analysed(source: object, paths: Collection[str]) -> frozenset[str]:
     if not isinstance(source, CoveringDiagnostics):
         return frozenset(paths)
     return frozenset(p for p in paths if source.covers(p))
+
+
+def run_changes(source: object, touched: Collection[str]) -> list[str]:
+    """``touched`` (the run record's changed paths) as changes, in order:
+    less the paths that never were files, before the run nor now (a
+    command's temporary file, :class:`~rein.harness.gating.gate_types.
+    NeverThere`): they changed nothing."""
+    if not isinstance(source, NeverThere):
+        return sorted(touched)
+    return sorted(p for p in touched if not source.never_there(p))
 
 
 async def exists(workspace: Workspace, path: str) -> bool:

@@ -49,6 +49,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from rein.disk.analyzer_server import _Analyzer
+from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
 from rein.harness.ports import DiagnosticsSnapshot
@@ -58,6 +59,7 @@ __all__ = [
     "ASK_AGAIN_S",
     "EarlierTexts",
     "answers_per_file",
+    "never_there",
     "open_with_importers",
     "read_texts",
     "snapshot_files",
@@ -117,6 +119,7 @@ class AnalyzerPool(Protocol):
     max_importers: int
     importers_unopened: list[str]
     shown_earlier: EarlierTexts
+    presence: FilePresence
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
@@ -197,8 +200,8 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
     cannot be known from the import scan: a changed path is no Python
     source (a setting, a manifest or another language's file may change how
     anything is analysed). Prose (:func:`~rein.python_imports.is_prose`)
-    reaches nothing."""
-    code = [p for p in paths if not is_prose(p)]
+    reaches nothing, nor a path that never was a file (:func:`never_there`)."""
+    code = [p for p in paths if not is_prose(p) and not never_there(pool, p)]
     if not paths or not all(p.endswith((".py", ".pyi")) for p in code):
         return None
     if not code:
@@ -208,6 +211,12 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
     if not index.built:
         await asyncio.to_thread(index.build)  # reads every file: off the event loop
     return index.closure(paths)
+
+
+def never_there(pool: AnalyzerPool, path: str) -> bool:
+    """``path`` is no file now and was none before the run changed it
+    (``sed -i``'s temporary file): no change (:mod:`rein.disk.file_presence`)."""
+    return pool.presence.never_there(path)
 
 
 #: What bounds :func:`wait_files`' questions, as a timeout's reason names
