@@ -61,6 +61,7 @@ __all__ = [
     "answers_per_file",
     "never_there",
     "open_with_importers",
+    "pull_again",
     "read_texts",
     "snapshot_files",
     "snapshot_files_with",
@@ -325,8 +326,17 @@ async def snapshot_files_with(
             for analyzer, path in shown:
                 analyzer.change(path)
             if shown:
-                again = set(texts)
-                for analyzer in pool.analyzers:
-                    for path in paths:
-                        if analyzer.alive and path in analyzer.versions and path not in again:
-                            analyzer.repull(path)  # owed (awaiting) until answered
+                pull_again(pool.analyzers, [p for p in paths if p not in texts])
+
+
+def pull_again(analyzers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
+    """Ask each of ``analyzers`` that has one of ``paths`` open for its
+    diagnostics afresh (owed until answered): what it holds of them is its
+    answer while other texts were shown. An answer given without an
+    analysis (no result id: :class:`~rein.disk.analyzer_findings.Findings`)
+    leaves the file stale, saying so, never clean."""
+    for analyzer in analyzers:
+        for path in paths:
+            if analyzer.alive and path in analyzer.versions:
+                analyzer.findings.expect_analysis(path)
+                analyzer.repull(path)
