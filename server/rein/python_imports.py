@@ -21,23 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["import_names", "imported_modules", "is_prose", "module_name"]
+__all__ = ["import_names", "imported_modules", "module_name"]
 
 _FROM = re.compile(r"^\s*from\s+(\.*[\w.]*)\s+import\s+(.*)$")
 _IMPORT = re.compile(r"^\s*import\s+(.+)$")
 _INLINE = re.compile(r"[:;]\s*((?:import|from)\s.*)$")
-
-
-#: The endings of prose files: notes, a changelog, a readme.
-_PROSE = (".md", ".rst", ".txt")
-
-
-def is_prose(path: str) -> bool:
-    """``path`` is prose (a ``.md``, ``.rst`` or ``.txt`` file other than a
-    requirements or constraints file): no module, setting or manifest, it
-    changes how nothing is imported or analysed."""
-    name = path.rsplit("/", 1)[-1].lower()
-    return name.endswith(_PROSE) and not name.startswith(("requirements", "constraints"))
 
 
 def module_name(path: str) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rein.analysis.baselines import FileBaseline
 from rein.analysis.run_texts import users_of_created
-from rein.python_imports import is_prose
+from rein.harness.gating.analyzer_inputs import is_prose
 from tests.fakes.workspace import FakeWorkspace
 
 
@@ -27,3 +27,14 @@ async def test_a_created_prose_file_leaves_the_importers_askable() -> None:
     # Another language's created file is still not scanned: every file.
     files["x.ts"] = created("x.ts")
     assert await users_of_created(["notes.txt", "x.ts"], files, ws, ["a.py"]) == {"a.py"}
+
+
+async def test_a_created_backup_leaves_the_importers_askable() -> None:
+    """``sed -i.bak`` creates lib.py.bak: no analyzer reads it, so the
+    importers' baselines can still be asked as before the run."""
+    ws = FakeWorkspace({"lib.py.bak": "x\n", "a.py": "from lib import greet\n", "cfg.json": ""})
+    files = {"lib.py.bak": created("lib.py.bak")}
+    assert await users_of_created(["lib.py.bak"], files, ws, ["a.py"]) == set()
+    # A created setting is read: every file.
+    files["cfg.json"] = created("cfg.json")
+    assert await users_of_created(["lib.py.bak", "cfg.json"], files, ws, ["a.py"]) == {"a.py"}

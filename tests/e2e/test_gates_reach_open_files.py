@@ -65,8 +65,8 @@ async def test_an_importers_importer_broken_beside_a_changed_markdown_file(
 
 
 async def test_importers_past_the_bound_are_checked_later(tmp_path: Path) -> None:
-    """lib.py has two importers, one opened (``maxImporters`` 1), and a
-    setting changed as well (the reach is not known): fixing the importer
+    """lib.py has two importers, one opened (``maxImporters`` 1), and
+    basedpyright's settings changed as well (the reach is not known): fixing the importer
     opened does not pass with the other still broken, and fixing both is
     unverified (the files past the importers were checked by nobody)."""
     root = tmp_path / "w"
@@ -76,10 +76,10 @@ async def test_importers_past_the_bound_are_checked_later(tmp_path: Path) -> Non
         root,
         {"lib.py": LIB, "a.py": imports + call.format("a"), "b.py": imports + call.format("b")},
     )
-    (root / "setup.cfg").write_text("[metadata]\nname = w\n")
+    (root / "pyrightconfig.json").write_text('{"reportMissingModuleSource": "warning"}\n')
     config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2, "maxImporters": 1}}})
     script = [
-        edit("setup.cfg", "name = w", "name = w\nversion = 0.1"),
+        edit("pyrightconfig.json", '"warning"', '"warning", "reportMissingImports": "error"'),
         edit("lib.py", "def greet(name: str) -> str:", LOUD),
         {"text": "done"},
         edit("a.py", "greet('a')", "greet('a', True)"),
@@ -101,7 +101,7 @@ async def test_importers_past_the_bound_are_checked_later(tmp_path: Path) -> Non
     broken = [i for i, g in enumerate(gates) if "b.py" in {b.path for b in g.blockers}]
     assert broken, [g.detail for g in gates]
     assert all(g.status != "passed" for g in gates[: broken[0]])
-    # All fixed, but setup.cfg's reach is not known: never a pass unlooked.
+    # All fixed, but pyrightconfig.json's reach is not known: never a pass unlooked.
     assert gates[-1].status == "unverified", gates[-1].detail
     assert "what the change can reach is not known" in gates[-1].detail
 

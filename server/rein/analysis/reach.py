@@ -16,13 +16,13 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.run_texts import run_changes
+from rein.harness.gating.analyzer_inputs import CODE_EXTENSIONS, never_read
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     ExplainedCoverage,
     PartialImporters,
 )
 from rein.harness.ports import CounterfactualDiagnostics, Diagnostic, DiagnosticsSource
-from rein.python_imports import is_prose
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -34,18 +34,6 @@ __all__ = [
     "public_names_changed",
     "why_not_analysed",
 ]
-
-#: Source files some analyzer could check. A changed file with one of these
-#: that the diagnostics source does not cover is "not analysed".
-CODE_EXTENSIONS = frozenset(
-    {
-        ".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts",
-        ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp",
-        ".cxx", ".hpp", ".cs", ".fs", ".swift", ".m", ".rb", ".php", ".dart", ".lua",
-        ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".zig", ".nim", ".vue", ".svelte",
-        ".sh", ".bash", ".hh", ".hxx",
-    }
-)  # fmt: skip
 
 
 def _suffix(path: str) -> str:
@@ -136,7 +124,7 @@ async def importers_not_checked(
     changed = [
         p
         for p in run_changes(source, touched)
-        if not is_prose(p)
+        if not never_read(p)
         and (
             texts is None
             or p not in texts[0]

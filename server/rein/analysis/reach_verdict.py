@@ -117,7 +117,10 @@ async def reach_file_by_file(
     touched = ctx.touched
     reach = await reach_of(source, touched)
     if reach is None:
-        return "what the change can reach is not known (a changed file is no Python source)"
+        return (
+            "what the change can reach is not known (a changed file the analyzers "
+            "read is no Python module: a setting, another language's file)"
+        )
     if len(reach) > CLOSURE_BOUND:
         return (
             f"the change can reach {len(reach)} files, past the {CLOSURE_BOUND} asked file by file"

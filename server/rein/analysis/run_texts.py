@@ -16,9 +16,10 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import FileBaseline
 from rein.harness.errors import ReinError
+from rein.harness.gating.analyzer_inputs import never_read
 from rein.harness.gating.gate_types import CoveringDiagnostics, NeverThere
 from rein.harness.ports import Workspace
-from rein.python_imports import imported_modules, is_prose, module_name
+from rein.python_imports import imported_modules, module_name
 
 __all__ = [
     "analysed",
@@ -121,14 +122,15 @@ async def users_of_created(
     created (a changed file that was no file before the run and is one
     now, even empty): what they say cannot be asked as before the run. All
     of them for a created file that is no Python module (a TypeScript or Go
-    file: another language's resolution, not scanned here), unless it is
-    prose (:func:`~rein.python_imports.is_prose`), which no file imports."""
+    file: another language's resolution, not scanned here, or a setting),
+    unless no analyzer reads it (prose, a backup, a log:
+    :func:`~rein.harness.gating.analyzer_inputs.never_read`)."""
     if workspace is None or not paths:
         return set()
     created = [
         p
         for p in sorted(touched)
-        if not is_prose(p)
+        if not never_read(p)
         and (b := files.get(p)) is not None
         and not b.existed
         and await exists(workspace, p)

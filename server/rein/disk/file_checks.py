@@ -52,8 +52,8 @@ from rein.disk.analyzer_server import _Analyzer
 from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
+from rein.harness.gating.analyzer_inputs import analyzer_input
 from rein.harness.ports import DiagnosticsSnapshot
-from rein.python_imports import is_prose
 
 __all__ = [
     "ASK_AGAIN_S",
@@ -198,12 +198,15 @@ def analyses_open_files_only(pool: AnalyzerPool) -> bool:
 async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str] | None:
     """``paths`` and every file whose analysis may depend on them (their
     importers, transitively: :meth:`ImportIndex.closure`); None when that
-    cannot be known from the import scan: a changed path is no Python
-    source (a setting, a manifest or another language's file may change how
-    anything is analysed). Prose (:func:`~rein.python_imports.is_prose`)
-    reaches nothing, nor a path that never was a file (:func:`never_there`)."""
-    code = [p for p in paths if not is_prose(p) and not never_there(pool, p)]
-    if not paths or not all(p.endswith((".py", ".pyi")) for p in code):
+    cannot be known from the import scan: a changed path the analyzers read
+    is no Python module (a setting, a stub marker, an environment's or
+    another language's file may change how anything is analysed,
+    :func:`~rein.harness.gating.analyzer_inputs.analyzer_input`). A file no
+    analyzer reads (prose, a backup, a log, data) reaches nothing, nor a
+    path that never was a file (:func:`never_there`)."""
+    kinds = {p: analyzer_input(p) for p in paths if not never_there(pool, p)}
+    code = [p for p, kind in kinds.items() if kind != "unread"]
+    if not paths or any(kind == "read" for kind in kinds.values()):
         return None
     if not code:
         return set()
