@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from rein.disk import file_checks
 from rein.disk.analyzer_pull import LatestPulls
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
@@ -151,6 +152,39 @@ async def test_an_answer_without_an_analysis_after_a_publish_leaves_the_publish(
     await asyncio.wait_for(pull, 5)
     assert [d.message for d in analyzer.diagnostics["m.py"]] == ["published"]
     assert "m.py" not in analyzer.answered_blind
+
+
+async def test_an_answer_without_an_analysis_after_other_texts_were_shown_is_stale(
+    tmp_path: Path,
+) -> None:
+    """snapshot_files_with pulls the asked files again once the real texts
+    are shown again (``file_checks.pull_again``): an empty answer without a
+    result id (the server had not analysed the file) is not taken as clean
+    (review20a G); an analysed one, asked again, is had."""
+    (tmp_path / "m.py").write_text("from pkg import name\n")
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", AnalyzerPool(tmp_path))
+    client = StubClient()
+    analyzer.client = client  # type: ignore[assignment]
+    analyzer.alive = True
+    analyzer.versions["m.py"] = 1
+    # What it said while the earlier texts were shown.
+    analyzer.findings.answered("m.py", SimpleNamespace(kind="full", result_id="1", items=[]))
+    file_checks.pull_again([analyzer], ["m.py"])
+    pull = analyzer.pulls.latest["m.py"]
+    await asyncio.wait_for(client.asked.wait(), 5)
+    client.questions[0].set_result(SimpleNamespace(kind="full", result_id=None, items=[]))
+    await asyncio.wait_for(pull, 5)
+    assert "m.py" not in analyzer.awaiting
+    why = missing_diagnostics([analyzer], {"m.py"})
+    assert why is not None and "without having analysed it" in why, why
+    # Asked again (wait_files), analysed: had.
+    analyzer.repull("m.py", 5.0)
+    pull = analyzer.pulls.latest["m.py"]
+    await asyncio.wait_for(client.both_asked.wait(), 5)
+    client.questions[1].set_result(_report('"name" is unknown import symbol', "2"))
+    await asyncio.wait_for(pull, 5)
+    assert missing_diagnostics([analyzer], {"m.py"}) is None
+    assert [d.message for d in analyzer.diagnostics["m.py"]] == ['"name" is unknown import symbol']
 
 
 async def test_a_files_latest_question_is_named_not_read_off_the_running_task() -> None:

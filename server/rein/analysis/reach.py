@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
+from rein.analysis.run_texts import run_changes
+from rein.harness.gating.analyzer_inputs import CODE_EXTENSIONS, never_read
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     ExplainedCoverage,
@@ -32,18 +34,6 @@ __all__ = [
     "public_names_changed",
     "why_not_analysed",
 ]
-
-#: Source files some analyzer could check. A changed file with one of these
-#: that the diagnostics source does not cover is "not analysed".
-CODE_EXTENSIONS = frozenset(
-    {
-        ".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts",
-        ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp",
-        ".cxx", ".hpp", ".cs", ".fs", ".swift", ".m", ".rb", ".php", ".dart", ".lua",
-        ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".zig", ".nim", ".vue", ".svelte",
-        ".sh", ".bash", ".hh", ".hxx",
-    }
-)  # fmt: skip
 
 
 def _suffix(path: str) -> str:
@@ -133,8 +123,14 @@ async def importers_not_checked(
     texts = await before_and_now()
     changed = [
         p
-        for p in sorted(touched)
-        if texts is None or public_names_changed(texts[0][p], texts[1][p], p)
+        for p in run_changes(source, touched)
+        if not never_read(p)
+        and (
+            texts is None
+            or p not in texts[0]
+            or p not in texts[1]  # a file whose texts were not had: may have changed
+            or public_names_changed(texts[0][p], texts[1][p], p)
+        )
     ]
     if not changed:
         return detail + " (no public name changed)", None

@@ -117,7 +117,10 @@ async def reach_file_by_file(
     touched = ctx.touched
     reach = await reach_of(source, touched)
     if reach is None:
-        return "what the change can reach is not known (a changed file is no Python source)"
+        return (
+            "what the change can reach is not known (a changed file the analyzers "
+            "read is no Python module: a setting, another language's file)"
+        )
     if len(reach) > CLOSURE_BOUND:
         return (
             f"the change can reach {len(reach)} files, past the {CLOSURE_BOUND} asked file by file"
@@ -211,10 +214,12 @@ def open_files_only(source: DiagnosticsSource) -> FileByFileDiagnostics | None:
 
 
 def not_reached(outcome: GateOutcome, why: str) -> GateOutcome:
-    """``outcome`` (open files only, without blockers) saying the files the
-    change can reach past the importers opened were not checked, and why."""
+    """``outcome`` (open files only, without blockers) unverified: the files
+    the change can reach past the importers opened were checked by nobody
+    (never a pass without looking), and why."""
     note = f"files the change can reach past the importers opened were not checked: {why}"
-    return replace(outcome, detail=f"{outcome.detail}; {note}")
+    unverified = note if outcome.unverified is None else f"{outcome.unverified}; {note}"
+    return replace(outcome, detail=f"{outcome.detail}; {note}", unverified=unverified)
 
 
 def with_fallback(outcome: GateOutcome, why: str | None) -> GateOutcome:

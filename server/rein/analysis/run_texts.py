@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import FileBaseline
 from rein.harness.errors import ReinError
-from rein.harness.gating.gate_types import CoveringDiagnostics
+from rein.harness.gating.analyzer_inputs import never_read
+from rein.harness.gating.gate_types import CoveringDiagnostics, NeverThere
 from rein.harness.ports import Workspace
 from rein.python_imports import imported_modules, module_name
 
@@ -26,6 +27,7 @@ __all__ = [
     "exists",
     "imports_module",
     "reader",
+    "run_changes",
     "text_now",
     "users_of_created",
 ]
@@ -38,6 +40,16 @@ def analysed(source: object, paths: Collection[str]) -> frozenset[str]:
     if not isinstance(source, CoveringDiagnostics):
         return frozenset(paths)
     return frozenset(p for p in paths if source.covers(p))
+
+
+def run_changes(source: object, touched: Collection[str]) -> list[str]:
+    """``touched`` (the run record's changed paths) as changes, in order:
+    less the paths that never were files, before the run nor now (a
+    command's temporary file, :class:`~rein.harness.gating.gate_types.
+    NeverThere`): they changed nothing."""
+    if not isinstance(source, NeverThere):
+        return sorted(touched)
+    return sorted(p for p in touched if not source.never_there(p))
 
 
 async def exists(workspace: Workspace, path: str) -> bool:
@@ -110,13 +122,18 @@ async def users_of_created(
     created (a changed file that was no file before the run and is one
     now, even empty): what they say cannot be asked as before the run. All
     of them for a created file that is no Python module (a TypeScript or Go
-    file: another language's resolution, not scanned here)."""
+    file: another language's resolution, not scanned here, or a setting),
+    unless no analyzer reads it (prose, a backup, a log:
+    :func:`~rein.harness.gating.analyzer_inputs.never_read`)."""
     if workspace is None or not paths:
         return set()
     created = [
         p
         for p in sorted(touched)
-        if (b := files.get(p)) is not None and not b.existed and await exists(workspace, p)
+        if not never_read(p)
+        and (b := files.get(p)) is not None
+        and not b.existed
+        and await exists(workspace, p)
     ]
     if not created:
         return set()

@@ -37,6 +37,16 @@ class Findings:
         self.answered_blind: set[str] = set()
         #: path -> the result id of its last analysed answer.
         self.result_ids: dict[str, str] = {}
+        #: Paths whose next word must come from an analysis: what it holds
+        #: of them is its answer while it was shown other texts
+        #: (:func:`~rein.disk.file_checks.snapshot_files_with`).
+        self._must_analyse: set[str] = set()
+
+    def expect_analysis(self, path: str) -> None:
+        """What it holds of ``path`` is of texts shown no more: its next
+        answer without an analysis leaves ``path`` unanswered (stale), not
+        clean."""
+        self._must_analyse.add(path)
 
     def published(self, path: str, items: list[Any], *, structured: bool) -> None:
         """A publish for ``path``: its ``items`` as JSON, or as lsprotocol's
@@ -48,6 +58,7 @@ class Findings:
             self._published_items[path] = items
         self.unanswered.pop(path, None)
         self.answered_blind.discard(path)
+        self._must_analyse.discard(path)
 
     def blind(self, report: Any) -> bool:
         """A pull's ``report`` came without an analysis of the file."""
@@ -66,6 +77,16 @@ class Findings:
         if getattr(report, "kind", None) != "unchanged":
             items = getattr(report, "items", None) or []
             self.diagnostics[path] = [diagnostic_from_lsp(path, d, self.name) for d in items]
+        if path in self._must_analyse:
+            self._must_analyse.discard(path)
+            if self.blind(report):
+                # Empty because it did not analyse it (not set up yet): not
+                # known, never clean. Asked again (file_checks.wait_files) or
+                # published, it is had.
+                self.unanswered[path] = (
+                    f"{self.name} answered for {path} without having analysed it, "
+                    "after it was shown another text"
+                )
 
     def analysed(self, path: str) -> bool:
         """Its last answer for ``path`` came from an analysis."""
@@ -81,6 +102,7 @@ class Findings:
         self.dropped(path)
         self.unanswered.pop(path, None)
         self.answered_blind.discard(path)
+        self._must_analyse.discard(path)
 
     def clear(self) -> None:
         """A new server: the old one's findings and result ids are not its own."""
@@ -89,3 +111,4 @@ class Findings:
         self.unanswered.clear()
         self.answered_blind.clear()
         self.result_ids.clear()
+        self._must_analyse.clear()

@@ -45,6 +45,7 @@ from lsprotocol import types as lsp
 from rein.disk import file_checks, open_files, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
+from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.owed_publishes import OwedPublishes
 from rein.disk.pool_environment import tell_environment_changed
@@ -142,6 +143,8 @@ class AnalyzerPool:
         self._uris = UriPaths(self.root)
         #: Importers of changed files past ``max_importers``, not opened.
         self.importers_unopened: list[str] = []
+        #: Every file name, for the changes that were never files (:mod:`rein.disk.file_presence`).
+        self.presence = FilePresence(self.root)
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 
@@ -231,7 +234,7 @@ class AnalyzerPool:
         self.filter = WorkspaceFilter(self.root)
         found = [
             path
-            for path in self.filter.walk_files(extensions)
+            for path in self.filter.walk_files(extensions, self.presence.saw_folder)
             if not any(part.startswith(".") for part in path.split("/")[:-1])
         ]
         return found
@@ -294,6 +297,7 @@ class AnalyzerPool:
         created: list[str] = []
         deleted: list[str] = []
         for path in mutation.paths:
+            self.presence.changed(path)
             if self.skipped(path):
                 unowned.append(path)
                 continue
@@ -474,6 +478,7 @@ class AnalyzerPool:
     snapshot_files = file_checks.snapshot_files
     read_texts = file_checks.read_texts
     snapshot_files_with = file_checks.snapshot_files_with
+    never_there = file_checks.never_there
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a

@@ -49,15 +49,19 @@ from dataclasses import replace
 from typing import Protocol
 
 from rein.disk.analyzer_server import _Analyzer
+from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
+from rein.harness.gating.analyzer_inputs import analyzer_input
 from rein.harness.ports import DiagnosticsSnapshot
 
 __all__ = [
     "ASK_AGAIN_S",
     "EarlierTexts",
     "answers_per_file",
+    "never_there",
     "open_with_importers",
+    "pull_again",
     "read_texts",
     "snapshot_files",
     "snapshot_files_with",
@@ -114,7 +118,9 @@ class AnalyzerPool(Protocol):
     large: bool
     requested: list[str]
     max_importers: int
+    importers_unopened: list[str]
     shown_earlier: EarlierTexts
+    presence: FilePresence
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
@@ -152,7 +158,7 @@ def _index(pool: AnalyzerPool) -> ImportIndex:
 
 async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[str]:
     """Open ``paths`` and their importers (at most ``max_importers`` each;
-    those past it are not opened) in every analyzer that owns them. Returns
+    those past it are not opened but listed in ``importers_unopened``) in every analyzer that owns them. Returns
     the importers, not ``paths`` themselves, in order: those a started
     analyzer covers (a Go file's importers while gopls is not found are
     nobody's to check)."""
@@ -164,9 +170,14 @@ async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[
     for path in paths:
         if pool.skipped(path) or pool.read(path) is None:
             continue
-        for other in index.importers(path, sys.maxsize)[: pool.max_importers]:
+        every = index.importers(path, sys.maxsize)
+        for other in every[: pool.max_importers]:
             if other not in paths and other not in importers and pool.covers(other):
                 importers.append(other)
+        for left in every[pool.max_importers :]:
+            # Not opened: owed to later rounds (the verdict says it is partial).
+            if left not in paths and left not in pool.importers_unopened:
+                pool.importers_unopened.append(left)
     for target in [*paths, *importers]:
         if pool.skipped(target) or pool.read(target) is None:
             continue
@@ -187,15 +198,29 @@ def analyses_open_files_only(pool: AnalyzerPool) -> bool:
 async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str] | None:
     """``paths`` and every file whose analysis may depend on them (their
     importers, transitively: :meth:`ImportIndex.closure`); None when that
-    cannot be known from the import scan: a changed path is no Python
-    source (a setting, a manifest or another language's file may change how
-    anything is analysed)."""
-    if not paths or not all(p.endswith((".py", ".pyi")) for p in paths):
+    cannot be known from the import scan: a changed path the analyzers read
+    is no Python module (a setting, a stub marker, an environment's or
+    another language's file may change how anything is analysed,
+    :func:`~rein.harness.gating.analyzer_inputs.analyzer_input`). A file no
+    analyzer reads (prose, a backup, a log, data) reaches nothing, nor a
+    path that never was a file (:func:`never_there`)."""
+    kinds = {p: analyzer_input(p) for p in paths if not never_there(pool, p)}
+    code = [p for p, kind in kinds.items() if kind != "unread"]
+    if not paths or any(kind == "read" for kind in kinds.values()):
         return None
+    if not code:
+        return set()
+    paths = code
     index = _index(pool)
     if not index.built:
         await asyncio.to_thread(index.build)  # reads every file: off the event loop
     return index.closure(paths)
+
+
+def never_there(pool: AnalyzerPool, path: str) -> bool:
+    """``path`` is no file now and was none before the run changed it
+    (``sed -i``'s temporary file): no change (:mod:`rein.disk.file_presence`)."""
+    return pool.presence.never_there(path)
 
 
 #: What bounds :func:`wait_files`' questions, as a timeout's reason names
@@ -304,8 +329,17 @@ async def snapshot_files_with(
             for analyzer, path in shown:
                 analyzer.change(path)
             if shown:
-                again = set(texts)
-                for analyzer in pool.analyzers:
-                    for path in paths:
-                        if analyzer.alive and path in analyzer.versions and path not in again:
-                            analyzer.repull(path)  # owed (awaiting) until answered
+                pull_again(pool.analyzers, [p for p in paths if p not in texts])
+
+
+def pull_again(analyzers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
+    """Ask each of ``analyzers`` that has one of ``paths`` open for its
+    diagnostics afresh (owed until answered): what it holds of them is its
+    answer while other texts were shown. An answer given without an
+    analysis (no result id: :class:`~rein.disk.analyzer_findings.Findings`)
+    leaves the file stale, saying so, never clean."""
+    for analyzer in analyzers:
+        for path in paths:
+            if analyzer.alive and path in analyzer.versions:
+                analyzer.findings.expect_analysis(path)
+                analyzer.repull(path)

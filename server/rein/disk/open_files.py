@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from rein.disk.analyzer_server import _Analyzer
+from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
 
@@ -35,6 +36,7 @@ class AnalyzerPool(Protocol):
     max_importers: int
     #: Importers of changed files past ``max_importers``, not opened.
     importers_unopened: list[str]
+    presence: FilePresence
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
@@ -130,6 +132,7 @@ def release_opened(pool: AnalyzerPool) -> list[str]:
     pool.importers_unopened.clear()
     if pool.texts is not None:
         pool.texts.forget_changes()
+    pool.presence.forget_changes()
     if closed:
         pool.requested = [p for p in pool.requested if p not in closed]
         pool.analyzer_active()

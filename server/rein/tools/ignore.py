@@ -13,6 +13,7 @@ one when they may have changed (a tool call, a scan).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from rein.tools._globs import IgnoreRule, parse_gitignore, path_ignored
@@ -117,13 +118,20 @@ class WorkspaceFilter:
             self._dirs[rel] = cached
         return cached
 
-    def walk_files(self, extensions: frozenset[str] | set[str] | None = None) -> list[str]:
+    def walk_files(
+        self,
+        extensions: frozenset[str] | set[str] | None = None,
+        saw: Callable[[str, list[str]], None] | None = None,
+    ) -> list[str]:
         """Every file under the root that is not skipped (symlinked folders
-        are not entered), in path order; only these extensions when given."""
+        are not entered), in path order; only these extensions when given.
+        ``saw`` is told each folder walked and the names of all its files."""
         found: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
             rel_dir = "" if rel_dir == "." else rel_dir
+            if saw is not None:
+                saw(rel_dir, filenames)
             kept: list[str] = []
             for d in sorted(dirnames):
                 rel = f"{rel_dir}/{d}" if rel_dir else d

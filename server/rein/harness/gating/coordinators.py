@@ -27,6 +27,7 @@ from rein.harness.gating.gate_types import (
     FileByFileCounterfactual,
     FileByFileDiagnostics,
     ImporterClosure,
+    NeverThere,
     OpenFilesOnly,
     PartialImporters,
     PriorTexts,
@@ -230,6 +231,12 @@ class DiagnosticsCoordinator:
         if isinstance(inner, ImporterClosure):
             return await inner.importer_closure(paths)
         return None
+
+    def never_there(self, path: str) -> bool:
+        """The inner source's (see :class:`~rein.harness.gating.gate_types.
+        NeverThere`); False (a change) without one."""
+        inner = self.source
+        return isinstance(inner, NeverThere) and inner.never_there(path)
 
     def analyses_open_files_only(self) -> bool:
         """The inner source's analyzers check only the files opened for the

@@ -25,6 +25,7 @@ __all__ = [
     "GateContext",
     "GateOutcome",
     "ImporterClosure",
+    "NeverThere",
     "OpenFilesOnly",
     "PartialImporters",
     "PriorTexts",
@@ -244,6 +245,18 @@ class ImporterClosure(Protocol):
     async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
         """``paths`` and every file whose analysis may depend on them; None
         when that cannot be known (a changed file is no source it scans)."""
+        ...
+
+
+@runtime_checkable
+class NeverThere(Protocol):
+    """A source that knows which changed paths never were files: no file
+    before the run changed them nor after (``sed -i``'s temporary file,
+    seen by the disk watcher as it came and went): no change (the headless
+    pool, from its scan: :mod:`rein.disk.file_presence`)."""
+
+    def never_there(self, path: str) -> bool:
+        """Whether ``path`` is such a path (False when not known)."""
         ...
 
 
