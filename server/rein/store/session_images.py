@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,12 +48,13 @@ class SessionImage:
 def write_images(
     db: sqlite3.Connection,
     images: Sequence[SessionImage],
-    queued: set[str],
+    queued: Callable[[], set[str]],
     next_seq: dict[tuple[str, str], int],
 ) -> None:
-    """Write ``images`` into ``db`` in one transaction; ``queued`` are the
-    sessions with messages queued and not committed, each given a row if it
-    has no image (so they can be committed); ``next_seq`` (each memory's
+    """Write ``images`` into ``db`` in one transaction; ``queued`` gives the
+    sessions with messages queued and not committed (asked at the end, just
+    before the commit, so a message queued during the write counts), each
+    given a row if it has no image (so they can be committed); ``next_seq`` (each memory's
     next message number) is raised past the messages written."""
     db.execute("BEGIN")
     for image in images:
@@ -92,7 +93,7 @@ def write_images(
                 (r.id, key, json.dumps(state)),
             )
     now = time.time()
-    for session_id in queued - {i.record.id for i in images}:
+    for session_id in queued() - {i.record.id for i in images}:
         db.execute(
             "INSERT OR IGNORE INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)",
             (session_id, now, now),

@@ -424,6 +424,6 @@ class SqliteStore(DatabaseStore):
         so they can be committed."""
 
         def write() -> None:
-            write_images(self._db, images, {p[0] for p in self._pending}, self._next_seq)
+            write_images(self._db, images, lambda: {p[0] for p in self._pending}, self._next_seq)
 
         await self._file.call(write, doing="writing the sessions in memory again", check=False)
