@@ -348,3 +348,41 @@ async def test_rein_acp_refuses_a_session_before_initialize_and_a_line_past_the_
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_long_string_id_of_a_line_past_the_bound_is_answered() -> None:
+    source = asyncio.StreamReader(limit=64)  # the id spans chunks
+    long_id = "r-" + "\u00e9\\" * 250  # 502 characters, escapes in the JSON
+    big = json.dumps({"jsonrpc": "2.0", "id": long_id, "method": "m", "params": "x" * 5000})
+    source.feed_data(big.encode() + b"\n" + _request(9, "session/list") + b"\n")
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append, initialized=True, max_line=2000)
+    assert json.loads(await reader.readuntil(b"\n"))["id"] == 9
+    assert [_error(a) for a in answers] == [(-32600, long_id)]
+
+
+async def test_each_answer_is_drained_before_the_next_line_is_read() -> None:
+    source = asyncio.StreamReader()
+    source.feed_data(b"42\n[]\n" + _request(9, "session/list") + b"\n")
+    answers: list[bytes] = []
+    draining, drained = asyncio.Event(), asyncio.Event()
+
+    async def drain() -> None:
+        draining.set()
+        await drained.wait()
+
+    reader = GuardedReader(source, answers.append, initialized=True, drain=drain)
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as tg:
+            read: list[bytes] = []
+
+            async def next_line() -> None:
+                read.append(await reader.readuntil(b"\n"))
+
+            tg.start_soon(next_line)
+            await draining.wait()
+            assert [_error(a) for a in answers] == [(-32600, None)], "the next line waits"
+            drained.set()
+    assert [_error(a) for a in answers] == [(-32600, None)] * 2
+    assert json.loads(read[0])["id"] == 9

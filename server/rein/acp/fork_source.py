@@ -66,15 +66,17 @@ def of_live(session: Session) -> ForkSource:
 
 
 def of_stored(stored: StoredSession) -> ForkSource:
-    """A source in the store only."""
+    """A source in the store only. Its plan is copied: the fork's changes
+    (a waiting step goes on) never reach the loaded source."""
     spec = stored.spec
+    plan = spec.plan_snapshot
     return _forked(
         spec.session_id or "",
         spec.mode,
         spec.title,
         list(spec.messages),
         list(spec.planner_messages),
-        spec.plan_snapshot,
+        PlanSnapshot.from_json(plan.to_json()) if plan is not None else None,
         spec.waiting_for,
     )
 

@@ -106,6 +106,7 @@ async def serve_acp(
                     output_stream,
                     input_stream.write,
                     on_end=agent.client_gone,
+                    drain=input_stream.drain,  # a client that does not read is not read
                     initialized=initialized is not None,  # the fast start answered it
                 )
             # session/close and session/resume are stable in ACP v1's later

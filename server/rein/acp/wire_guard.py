@@ -50,7 +50,16 @@ audio). A longer line is read on to its end and dropped as it arrives,
 never held whole, and answered -32600 with its id when the line starts
 ``{"jsonrpc": "2.0", "id": ...`` or ``{"id": ...`` (as SDKs write them),
 else with a null id; the connection serves on, because one oversized
-prompt should not end the person's other sessions and their runs.
+prompt should not end the person's other sessions and their runs. Only the
+line's first :data:`_HEAD_BYTES` (4 KiB) are kept to find the id, so a
+string id whose JSON text does not end within them (JSON-RPC sets no
+bound; a client's ids are counters or UUIDs) or an id after other keys is
+answered null too: reading it would mean holding the line.
+
+**Answers wait for the client.** Each answer the guard writes is drained
+(``drain``) before the next line is read: a client that floods bad lines
+and does not read its stdout is not read either, rather than growing the
+write buffer without bound.
 """
 
 from __future__ import annotations
@@ -59,7 +68,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 __all__ = ["MAX_LINE_BYTES", "GuardedReader", "problem_answer"]
@@ -78,9 +87,13 @@ META_KEY = "rein"
 #: The longest line (one message) read from the client, in bytes.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 INITIALIZE = "initialize"
-#: The id at the start of a message as SDKs write it (``jsonrpc`` first or not).
+#: How much of an over-long line is kept to find its id.
+_HEAD_BYTES = 4096
+#: The id at the start of a message as SDKs write it (``jsonrpc`` first or
+#: not): a number, or a string (escapes included).
 _HEAD_ID = re.compile(
-    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"[^"\\]{0,200}")'
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
+    rb'(-?\d+|"(?:[^"\\]|\\.)*")'
 )
 
 log = logging.getLogger(__name__)
@@ -202,8 +215,10 @@ class GuardedReader(asyncio.StreamReader):
     ``readexactly`` the rest of a long line), with every line that is not
     a JSON object answered through ``answer`` and left out. A line longer
     than the stream's limit is read whole here before it is checked.
-    ``on_end`` is called when the input ends, before the SDK is told (and
-    fails the requests still waiting on the client)."""
+    ``drain`` is awaited after each answer (the output's writer drained)
+    before the next line is read. ``on_end`` is called when the input ends,
+    before the SDK is told (and fails the requests still waiting on the
+    client)."""
 
     def __init__(
         self,
@@ -211,6 +226,7 @@ class GuardedReader(asyncio.StreamReader):
         answer: Callable[[bytes], None],
         on_end: Callable[[], None] = lambda: None,
         *,
+        drain: Callable[[], Awaitable[None]] | None = None,
         initialized: bool = False,
         max_line: int = MAX_LINE_BYTES,
     ) -> None:
@@ -219,28 +235,36 @@ class GuardedReader(asyncio.StreamReader):
         self._answer = answer
         #: Called once the input has ended, before the SDK hears of it.
         self._on_end = on_end
+        self._drain = drain
         #: The client sent ``initialize`` (or the fast start answered it).
         self.initialized = initialized
         self._max_line = max_line
 
-    def _refused_before_initialize(self, message: dict[str, Any]) -> bool:
-        """A request other than ``initialize`` before it: answered -32600."""
+    async def _reply(self, answer: bytes) -> None:
+        """``answer`` written, and the writer drained (when there is one)."""
+        self._answer(answer)
+        if self._drain is not None:
+            try:
+                await self._drain()
+            except ConnectionError as exc:  # stdout is gone: the SDK's writes see it too
+                log.debug("an answer was not delivered: %s", exc)
+
+    def _before_initialize(self, message: dict[str, Any]) -> bytes | None:
+        """The -32600 answer to a request other than ``initialize`` before
+        it (None: the message passes)."""
         if "id" not in message or "method" not in message:
-            return False  # a notification or a response
+            return None  # a notification or a response
         if message["method"] == INITIALIZE:
             self.initialized = True
-            return False
+            return None
         if self.initialized:
-            return False
-        self._answer(
-            _error(
-                message["id"],
-                INVALID_REQUEST,
-                f"Invalid Request: {message['method']} before initialize: send initialize "
-                "first, and the other requests once it is answered",
-            )
+            return None
+        return _error(
+            message["id"],
+            INVALID_REQUEST,
+            f"Invalid Request: {message['method']} before initialize: send initialize "
+            "first, and the other requests once it is answered",
         )
-        return True
 
     # ``separator``: typeshed's private buffer protocol; the SDK passes b"\n".
     async def readuntil(self, separator: Any = b"\n") -> bytes:
@@ -248,17 +272,18 @@ class GuardedReader(asyncio.StreamReader):
             try:
                 line = await self._whole_line(separator)
             except _TooLong as long:
-                self._answer(long.answer(self._max_line))
+                await self._reply(long.answer(self._max_line))
                 if not long.ended:
                     continue
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
             except asyncio.IncompleteReadError as exc:  # the last line, without its newline
                 reply, message = _verdict(exc.partial)
+                if message is not None:
+                    reply = self._before_initialize(message)
+                    message = message if reply is None else None
                 if reply is not None:
-                    self._answer(reply)
-                if message is not None and self._refused_before_initialize(message):
-                    message = None
+                    await self._reply(reply)
                 if message is not None and not _ignored(message):
                     # The SDK takes the last message; the end comes next.
                     raise asyncio.IncompleteReadError(
@@ -267,15 +292,15 @@ class GuardedReader(asyncio.StreamReader):
                 self._on_end()
                 raise asyncio.IncompleteReadError(b"", None) from None
             reply, message = _verdict(line)
-            if message is not None and (
-                _ignored(message) or self._refused_before_initialize(message)
-            ):
+            if message is not None and _ignored(message):
                 continue
             if message is not None:
-                return _for_the_sdk(line, message)
-            if reply is None:
+                reply = self._before_initialize(message)
+                if reply is None:
+                    return _for_the_sdk(line, message)
+            elif reply is None:
                 return line  # blank: the SDK skips it
-            self._answer(reply)
+            await self._reply(reply)
 
     async def readexactly(self, n: int) -> bytes:
         return await self._source.readexactly(n)
@@ -284,7 +309,7 @@ class GuardedReader(asyncio.StreamReader):
         """The next line, whole; past the bound its bytes are dropped as
         they arrive (:class:`_TooLong` at its end)."""
         chunks: list[bytes] = []
-        size, head = 0, b""
+        size, head = 0, b""  # head: the line's first _HEAD_BYTES (its id)
         while True:
             ended = True
             try:
@@ -293,9 +318,10 @@ class GuardedReader(asyncio.StreamReader):
                 chunk, ended = await self._source.readexactly(exc.consumed), False
             except asyncio.IncompleteReadError as exc:
                 if size + len(exc.partial) > self._max_line:
-                    raise _TooLong(head or exc.partial[:512], ended=True) from None
+                    raise _TooLong((head + exc.partial)[:_HEAD_BYTES], ended=True) from None
                 raise asyncio.IncompleteReadError(b"".join([*chunks, exc.partial]), None) from None
-            head = head or chunk[:512]
+            if len(head) < _HEAD_BYTES:
+                head += chunk[: _HEAD_BYTES - len(head)]
             size += len(chunk)
             if size > self._max_line:
                 chunks.clear()  # dropped: never held whole
@@ -319,7 +345,10 @@ class _TooLong(Exception):
 
     def answer(self, limit: int) -> bytes:
         found = _HEAD_ID.match(self.head)
-        request_id = json.loads(found.group(1)) if found else None
+        try:
+            request_id = json.loads(found.group(1)) if found else None
+        except ValueError:  # an escape JSON does not know
+            request_id = None
         return _error(
             request_id,
             INVALID_REQUEST,

@@ -44,7 +44,7 @@ from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group, 
 from rein.tools._context import require_workspace
 from rein.tools.approval import check_approval
 from rein.tools.sandbox_hosts import offer_refused_hosts
-from rein.tools.secret_commands import named_in_command
+from rein.tools.secret_commands import named_in_command, why_asked
 from rein.tools.settings import settings_of
 
 __all__ = ["RunCommandArgs", "RunCommandTool"]
@@ -214,7 +214,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
         secret = named_in_command(command, settings_of(ctx).secret_files, workspace.root)
         if secret is not None and not why_ask:
             subject = None
-            why_ask = f"the command names {secret[0]}, a secret file (tools.secretFiles)"
+            why_ask = why_asked(secret)
             detail = f"Asked because {why_ask}: its output would show it to the model.\n\n{detail}"
         # A hook that asks about this call (permissionDecision "ask") is
         # asked about even when the sandbox would run it without a question;
