@@ -186,7 +186,8 @@ def memo_reach(models: Iterable[FileModel]) -> frozenset[str]:
     """The names of the functions a memoized function of ``models`` may
     call, by name, in any of them and on to a fixed point: a function
     named so, a method (a class named so: its dunder methods, which
-    Python calls by syntax). Only the test that fills the cache runs them;
+    Python calls by syntax), what a module-level table named so holds
+    (:func:`_tables`; a registering decorator's table). Only the test that fills the cache runs them;
     the ones it serves never do, so their records never show them
     (review20b: a change of ``_build``, called by a cached ``table()``,
     ran only the test that filled the cache)."""
