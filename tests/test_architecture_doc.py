@@ -241,8 +241,11 @@ _THE_PERSONS = {
     ".mcp.json",
     ".vscode/mcp.json",
     "mcp.json",
-    # the tests gate's pages: a project's pytest conftest and build folders
+    # the tests gate's pages: a project's pytest conftest, configuration
+    # (pytest 9's own files) and build folders
     "conftest.py",
+    "pytest.toml",
+    ".pytest.toml",
     "target/",
     "build/",
 }

@@ -17,20 +17,46 @@ HARMLESS = [
     pytest.param("less", True, True, id="pager-less"),
     pytest.param("(less) 2>/dev/null", True, True, id="pager-probe"),
     pytest.param("sed -i~ 's/$/Test/' \"/var/tmp/edit-1.txt\"", True, True, id="sed-editor"),
+    pytest.param(["sed", "-n", "-e", "1,3p", "-e", "s/a/b/g", "/var/tmp/x"], False, True, id="sed"),
     pytest.param(["sh", "-c", "cat"], False, True, id="sh-cat"),
-    pytest.param(["git", "status"], False, False, id="git-elsewhere"),
+    pytest.param(
+        ["bash", "-ec", "echo hi | sort -r | head -n 1 >/dev/null"], False, False, id="pipe"
+    ),
+    pytest.param(["cat"], False, False, id="cat-elsewhere"),
 ]
 OPAQUE = [
     pytest.param([sys.executable, "-c", "pass"], False, False, id="sys-executable"),
     pytest.param("python3 -c 'import app' || true", True, False, id="shell-names-python"),
-    pytest.param(["env", "PYTHONPATH=.", "tool"], False, False, id="names-python"),
+    pytest.param(["env", "PYTHONPATH=.", "tool"], False, False, id="env"),
     pytest.param(["bash", "-c", "echo $HOME"], False, False, id="shell-expands"),
     pytest.param("cat *.txt", True, False, id="glob"),
+    pytest.param("cat {a,b}.txt", True, False, id="brace"),
+    pytest.param("LESS=+!x less", True, False, id="assigns"),
     pytest.param("cd sub && ./run", True, False, id="changes-folder"),
     pytest.param(["./run.sh"], False, True, id="workspace-script"),
+    pytest.param(["cat", "run.sh"], False, True, id="reads-a-workspace-file"),
     pytest.param(["sh", "script.sh"], False, False, id="shell-reads-a-script"),
     pytest.param(["app-cli"], False, False, id="entry-point-script"),
     pytest.param(["git", "status"], False, True, id="git-in-the-workspace"),
+    # review23 F1: a shell reading its script from standard input
+    pytest.param(["sh"], False, True, id="sh-stdin"),
+    pytest.param(["bash", "-s"], False, False, id="bash-s"),
+    pytest.param("sh", True, True, id="shell-line-sh"),
+    pytest.param(["bash", "-xc", "cat"], False, False, id="bash-x-runs-ps4"),
+    pytest.param(["xargs", "-I{}", "sh", "-c", "{}"], False, False, id="xargs-sh"),
+    pytest.param(["sed", "-n", "1e ./run.sh", "/dev/null"], False, True, id="sed-e-command"),
+    pytest.param(["sed", "s/x/y/e", "/dev/null"], False, False, id="sed-e-flag"),
+    pytest.param(["sed", "-f", "/var/tmp/s.sed", "/dev/null"], False, False, id="sed-script-file"),
+    pytest.param(["vim", "-es", "-c", "!make"], False, True, id="vim"),
+    pytest.param(["ed", "/var/tmp/x"], False, False, id="ed-reads-stdin"),
+    pytest.param(["less", "+!make", "/var/tmp/x"], False, False, id="less-command"),
+    pytest.param(["sort", "--compress-program=make", "/var/tmp/x"], False, False, id="sort"),
+    pytest.param(["wc", "--files0=-"], False, False, id="wc-files0"),
+    # review23 F2: programs that run what their configuration says
+    pytest.param(["make", "-s", "check"], False, False, id="make-elsewhere"),
+    pytest.param(["git", "commit", "-m", "x"], False, False, id="git-elsewhere-hooks"),
+    pytest.param(["nice", "cat"], False, False, id="nice"),
+    pytest.param(["timeout", "5", "cat"], False, False, id="timeout"),
 ]
 
 
@@ -70,11 +96,27 @@ def test_a_child_that_may_run_python_or_read_the_workspace_is_not(
     assert may_run_workspace_code(args, None, shell, str(cwd), None, str(root))
 
 
-def test_a_command_the_environment_names_counts_when_it_names_python(
+def test_a_shell_reading_commands_from_its_environment_is_opaque(
     places: tuple[Path, Path],
 ) -> None:
+    """bash runs ``BASH_ENV``'s file and an exported function of a
+    command's name (``BASH_FUNC_cat%%``) before ``-c``'s command."""
     root, outside = places
-    env = {"PATH": "/usr/bin:/bin", "GIT_EDITOR": "python3 -m app.edit"}
-    assert may_run_workspace_code(["git", "commit"], None, False, str(outside), env, str(root))
-    env["GIT_EDITOR"] = "vim"
-    assert not may_run_workspace_code(["git", "commit"], None, False, str(outside), env, str(root))
+    base = {"PATH": "/usr/bin:/bin"}
+    assert not may_run_workspace_code(
+        ["bash", "-c", "cat"], None, False, str(outside), base, str(root)
+    )
+    for extra in ({"BASH_ENV": "/var/tmp/x.sh"}, {"BASH_FUNC_cat%%": "() { make; }"}):
+        env = {**base, **extra}
+        assert may_run_workspace_code(
+            ["bash", "-c", "cat"], None, False, str(outside), env, str(root)
+        )
+
+
+def test_a_pager_told_to_run_a_command_is_opaque(places: tuple[Path, Path]) -> None:
+    root, outside = places
+    base = {"PATH": "/usr/bin:/bin"}
+    assert not may_run_workspace_code("less", None, True, str(outside), base, str(root))
+    for extra in ({"LESSOPEN": "|make %s"}, {"LESS": "-R +!make"}):
+        env = {**base, **extra}
+        assert may_run_workspace_code("less", None, True, str(outside), env, str(root))

@@ -473,3 +473,47 @@ async def test_a_module_a_package_s_init_imports_is_between_the_change_and_its_t
     assert [b.message for b in outcome.blockers] == [
         "tests/test_two.py::test_two failed: assert [1, 2, 3] == [1, 2]"
     ]
+
+
+#: ``table()`` is cached and calls ``_build`` through a module-level
+#: table: filled where it is written, or by a registering decorator.
+BY_TABLE = (
+    "import functools\n\n\ndef _build():\n    return {'a': 1, 'b': 2}\n\n\n"
+    "BUILDERS = {'t': _build}\n\n\n"
+    "@functools.cache\ndef table():\n    return BUILDERS['t']()\n"
+)
+BY_REGISTRY = (
+    "import functools\n\nREGISTRY = {}\n\n\n"
+    "def register(f):\n    REGISTRY[f.__name__] = f\n    return f\n\n\n"
+    "@register\ndef _build():\n    return {'a': 1, 'b': 2}\n\n\n"
+    "@functools.cache\ndef table():\n    return REGISTRY['_build']()\n"
+)
+
+
+@pytest.mark.parametrize("mod", [BY_TABLE, BY_REGISTRY], ids=["table", "registry"])
+async def test_a_cached_function_calling_through_a_module_table_reaches_what_it_names(
+    tmp_path: Path, mod: str
+) -> None:
+    """review23 F5: ``table()`` names only ``BUILDERS`` (or ``REGISTRY``);
+    with ``_build`` changed, coverage ran only ``test_a`` (it filled the
+    cache) and passed with ``test_b`` broken."""
+    tests = (
+        "from mod import table\n\n\n"
+        "def test_a():\n    assert table()['a'] == 1\n\n\n"
+        "def test_b():\n    assert table()['b'] == 2\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": mod, "tests/test_mod.py": tests})
+    workspace = DiskWorkspace(root)
+    gate = gate_for(root)
+    recorded = mod.replace("'a': 1", "'a': 1 + 0")
+    try:
+        for text in (recorded, recorded.replace("'b': 2", "'b': 3")):
+            await gate.before_change(["mod.py"], workspace)
+            (root / "mod.py").write_text(text)
+            outcome = await verdict(gate, workspace, "mod.py")
+            gate.on_validated(2)
+    finally:
+        await gate.close()
+    assert [b.message.split(" failed:")[0] for b in outcome.blockers] == [
+        "tests/test_mod.py::test_b"
+    ]

@@ -124,20 +124,38 @@ CHILDREN = (
     "def test_shell_python():\n"
     "    subprocess.run('python3 -c pass 2>/dev/null || true', shell=True, check=True)\n\n\n"
     "def test_in_the_workspace():\n"  # reads the workspace's files unnamed
-    "    subprocess.run(['ls'], check=True, stdout=subprocess.DEVNULL)\n"
+    "    subprocess.run(['ls'], check=True, stdout=subprocess.DEVNULL)\n\n\n"
+    # review23 F1: the shell's script comes from standard input
+    "def test_shell_stdin():\n"
+    "    subprocess.run(['sh'], input='true', text=True, check=True)\n\n\n"
+    # review23 F2: make's recipe, git's hook run what the test wrote
+    "def test_make(tmp_path):\n"
+    "    (tmp_path / 'Makefile').write_text('check:\\n\\ttrue\\n')\n"
+    "    subprocess.run(['make', '-s', 'check'], cwd=tmp_path, check=True)\n\n\n"
+    "def test_git_hook(tmp_path):\n"
+    "    subprocess.run(['git', 'init', '-q', str(tmp_path)], check=True)\n"
+    "    hook = tmp_path / '.git' / 'hooks' / 'pre-commit'\n"
+    "    hook.write_text('#!/bin/sh\\ntrue\\n')\n    hook.chmod(0o755)\n"
+    "    subprocess.run(['git', '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q',\n"
+    "                    '--allow-empty', '-m', 'x'], cwd=tmp_path, check=True)\n"
 )
 
 
 def test_a_pager_or_an_editor_child_leaves_a_test_judged_by_its_record(tmp_path: Path) -> None:
     """click 8.1.7: its 15 ``echo_via_pager`` tests (``cat`` as the pager)
     and ``test_fast_edit`` (``sed -i``) were opaque, run at every verdict
-    selecting their files, though neither child can run Python."""
+    selecting their files, though neither child can run Python. A shell
+    reading standard input, ``make`` and ``git`` (a hook) run what the
+    test wrote: opaque wherever they start (review23 F1, F2)."""
     raw = record_of(tmp_path, {"tests/test_c.py": CHILDREN})
     why = "it starts a child process"
     assert raw.opaque == {
         "tests/test_c.py::test_python": why,
         "tests/test_c.py::test_shell_python": why,
         "tests/test_c.py::test_in_the_workspace": why,
+        "tests/test_c.py::test_shell_stdin": why,
+        "tests/test_c.py::test_make": why,
+        "tests/test_c.py::test_git_hook": why,
     }
 
 

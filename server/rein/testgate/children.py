@@ -5,31 +5,38 @@ is written beside the plugin as ``rein_testgate_children`` and imported
 by it, so it is plain Python for any interpreter from 3.8, standard
 library only).
 
-A child runs untraced. One that can run the workspace's Python code, or
-read its files, makes the test *opaque* (it runs whenever its test file
-is selected): a Python interpreter (``sys.executable``, any ``python*``
-or ``pypy*``), a script (``#!``, or an executable that is no native
-binary: an entry point, a wrapper), a file of the workspace, a word that
-names Python anywhere in the command (``env python``, ``sh -c "python
-..."``, ``PYTHONPATH=...``), a shell line that expands (``$VAR``, a
-backquote, a glob, ``~``) or changes folder (``cd``), a shell reading a
-script file (``sh run.sh``, ``. env.sh``), a program the environment
-names as a command (``EDITOR``, ``PAGER``, ``GIT_EDITOR``, ...) that is
-one of those, a ``preexec_fn`` (Python in the child), a fork. Started in
-the workspace's folder, a child must also be a program that reads only
-what it is given (a pager, ``cat``, ``sed``, an editor, a shell or
-launcher whose command is judged the same way): ``git status`` or
-``grep -r`` there reads the workspace's files unnamed. Any other child
-(a pager, an editor on a temporary file, ``git`` in a temporary
-repository) cannot make the record miss anything: the test is judged by
-its record. click's 15 ``echo_via_pager`` tests (``cat`` as the pager)
-and ``test_fast_edit`` (``sed -i`` as the editor) were opaque, run at
-every verdict that selected their files.
+A child runs untraced, so a test starting one is *opaque* (it runs
+whenever its test file is selected) unless the child is on a short
+allow-list of programs that run nothing they are not given and read only
+the files they are given, none of them a workspace file: ``cat``,
+``head``, ``tail``, ``wc``, ``sort``, ``uniq``, ``cut``, ``tr``, ``tee``,
+``echo``, ``printf``, ``true``, ``false``, ``sleep``; the pagers ``less``
+and ``more`` (unless ``LESSOPEN``/``LESSCLOSE`` or a ``+`` command is
+given); ``sed`` with only ``s`` (no ``e`` or ``w`` flag), ``y``, ``p``,
+``d``, ``q`` and the like, no script file; and ``sh``, ``bash``, ``dash``
+given a command with ``-c`` whose every command is on the list (a line
+that expands, ``$``, a backquote, a glob, a brace, ``~``, or assigns a
+variable is not told; nor is a shell with ``BASH_ENV``, ``ENV``,
+``SHELLOPTS``, ``BASHOPTS`` or an exported function). The program must
+resolve to a native executable outside the workspace and not be Python.
+Everything else is opaque wherever it runs: a shell reading its script
+from standard input or a file (``sh``, ``bash -s``, ``sh run.sh``),
+``make``, ``git`` (hooks, aliases, filters), ``env``, ``xargs``,
+``nice``, ``timeout``, an editor (``vi``, ``ed``: their commands may come
+from standard input, which the test writes), an unknown program, a
+``preexec_fn`` (Python in the child), a fork. Until 2026-12-06 the rule
+was the other way round (opaque only when a word named Python or the
+workspace), and a shell reading stdin, ``make`` or a ``git`` hook ran the
+workspace's code unseen (review23 F1, F2). click's 15 ``echo_via_pager``
+tests (``cat`` as the pager) and ``test_fast_edit`` (``sed -i`` as the
+editor) stay judged by their records. Not caught: a test that drives a
+pager's own ``!`` command through a pseudo-terminal.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import threading
@@ -38,24 +45,24 @@ from typing import Any
 
 __all__ = ["install", "may_run_workspace_code"]
 
-#: Shells: the words they are given are commands too (tokenized).
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
-#: Programs that read only their operands and standard input, or run only
-#: the command they are given (judged as any word): harmless in the
-#: workspace's folder.
-OPERANDS_ONLY = SHELLS | frozenset(
+#: Shells judged by the command they are given with ``-c``; in any other
+#: form they read their script from standard input or a file.
+SHELLS = frozenset({"sh", "bash", "dash"})
+#: Programs that run nothing and read only their operands and standard input.
+READERS = frozenset(
     {
-        *("cat", "less", "more", "most", "pg", "head", "tail", "sed", "tr", "sort", "uniq"),
-        *("wc", "cut", "tee", "echo", "printf", "true", "false", "sleep", "yes", "stty"),
-        *("tput", "clear", "vi", "vim", "nvim", "view", "nano", "pico", "ed", "ex", "emacs"),
-        *("mg", "micro", "joe", "env", "nice", "nohup", "timeout", "stdbuf", "xargs"),
+        *("cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "tee"),
+        *("echo", "printf", "true", "false", "sleep"),
     }
 )
-#: Environment variables whose value a program may run as a command.
-COMMAND_VARIABLES = (
-    *("EDITOR", "VISUAL", "PAGER", "MANPAGER", "GIT_EDITOR", "GIT_PAGER", "GIT_SEQUENCE_EDITOR"),
-    *("GIT_SSH_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER", "SUDO_ASKPASS", "SSH_ASKPASS"),
-)
+#: Pagers: their commands come from the terminal, not from the test.
+PAGERS = frozenset({"less", "more"})
+ALLOWED = READERS | PAGERS | {"sed"}
+#: Long options (or their unambiguous prefixes) that run a program or read
+#: files named elsewhere (``sort --compress-program``, ``wc --files0-from``).
+_LONG_RUNS = ("--compress-program", "--files0-from")
+#: Variables a shell reads commands from.
+_SHELL_VARIABLES = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS")
 #: The first bytes of a native executable (ELF, Mach-O).
 _NATIVE = (
     b"\x7fELF",
@@ -65,7 +72,22 @@ _NATIVE = (
     b"\xca\xfe\xba\xbe",
 )
 _OPERATORS = frozenset(";&|()<>\n")
-_FOLDER_CHANGES = frozenset({"cd", "pushd", "popd", ".", "source", "eval", "exec"})
+#: sed's GNU long options: what each takes.
+_SED_LONG = {
+    **dict.fromkeys(("quiet", "silent", "regexp-extended", "separate", "unbuffered"), ""),
+    **dict.fromkeys(("null-data", "posix", "sandbox", "debug", "follow-symlinks"), ""),
+    **dict.fromkeys(("in-place", "line-length", "expression", "file"), "value"),
+}
+_SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
+#: One sed command that runs nothing and reads or writes no file.
+_SED_COMMAND = re.compile(
+    rf"\s*(?:{_SED_ADDRESS}(?:\s*,\s*(?:{_SED_ADDRESS}|[+~]\d+))?\s*!?\s*)?"
+    r"(?:s(?P<d>[^\\\n\s])(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)"
+    r"[gpiImM0-9]*"
+    r"|y(?P<y>[^\\\n\s])(?:(?!(?P=y))[^\\\n]|\\.)*(?P=y)(?:(?!(?P=y))[^\\\n]|\\.)*(?P=y)"
+    r"|[qQ]\d*|[pdnNgGhHxDPz=])\s*"
+)
+_DEPTH = 8
 
 
 class _Depth(threading.local):
@@ -87,84 +109,245 @@ def may_run_workspace_code(
     root: str = "",
 ) -> bool:
     """Whether a child started so (``subprocess.Popen``'s arguments) may
-    run the workspace's (``root``'s) Python code or read its files; True
-    when that cannot be told."""
+    run the workspace's (``root``'s) code or read its files: True unless it
+    is on the allow-list (the module docstring), and when that cannot be told."""
     try:
         return _judge(args, executable, shell, cwd, env, root)
     except Exception:  # anything unforeseen: the test is opaque
         return True
 
 
+class _Place:
+    """Where a child runs: its folder, environment and the workspace."""
+
+    def __init__(self, folder: str, variables: dict[str, str], root: str) -> None:
+        self.folder = folder
+        self.variables = variables
+        self.root = root
+
+
 def _judge(args: Any, executable: Any, shell: bool, cwd: Any, env: Any, root: str) -> bool:
     items = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
     words = [_text(item) for item in items]
-    tokens = words[1:] if shell else list(words)
-    if executable is not None:
-        tokens.append(_text(executable))
-    scripted = shell or any(_base(w) in SHELLS for w in tokens)
-    if scripted:
-        # The shell's line, and a list's word that is one (``sh -c "..."``).
-        for line in words[:1] if shell else []:
-            found, expands = _shell_words(line)
-            if expands:
-                return True
-            tokens += found
-        for word in list(tokens):
-            if any(c.isspace() or c in _OPERATORS for c in word):
-                found, expands = _shell_words(word)
-                if expands:
-                    return True
-                tokens += found
-        if any(w in _FOLDER_CHANGES for w in tokens):
-            return True  # another folder, or a script file read: not told
-    variables = _variables(env)
-    folder = os.path.abspath(_text(cwd) if cwd is not None else os.getcwd())
-    # What the environment names as a command (a pager, an editor): the
-    # user's, not the project's, unless it names Python or the workspace.
-    for name in COMMAND_VARIABLES:
-        for token in _shell_words(variables.get(name, ""))[0]:
-            named = _resolve(token, folder, variables.get("PATH", os.defpath))
-            if _pythonish(token) or (named is not None and _under(os.path.abspath(named), root)):
-                return True
-    # A shell given a file reads it as a script (``sh run.sh``).
-    shells = any(_base(t) in SHELLS for t in tokens)
-    return any(_unsafe(t, folder, variables, root, shells) for t in tokens)
+    place = _Place(
+        os.path.abspath(_text(cwd) if cwd is not None else os.getcwd()), _variables(env), root
+    )
+    if shell:  # subprocess: [executable or /bin/sh, "-c", *args]
+        command = [_text(executable) if executable is not None else "/bin/sh", "-c", *words]
+    elif executable is not None:
+        command = [_text(executable), *words[1:]]
+    else:
+        command = words
+    return _runs(command, place, 0)
 
 
-def _unsafe(token: str, folder: str, variables: dict[str, str], root: str, shells: bool) -> bool:
-    """Whether the word ``token`` of a child's command may run the
-    workspace's code or read its files (see the module docstring)."""
-    if _pythonish(token):
+def _runs(command: list[str], place: _Place, depth: int) -> bool:
+    """Whether the simple command ``command`` (program and its words) may
+    run the workspace's code or read its files."""
+    if not command:
+        return False
+    if depth > _DEPTH:
         return True
-    found = _resolve(token, folder, variables.get("PATH", os.defpath))
+    program, operands = command[0], command[1:]
+    name = _base(program)
+    if name not in ALLOWED and name not in SHELLS:
+        return True
+    if not _native_program(program, place):
+        return True
+    if name in SHELLS:
+        line = _shell_command(operands)
+        if line is None or _shell_reads_commands(place.variables):
+            return True  # standard input, a script file, its environment
+        parsed = _commands(line)
+        if parsed is None:
+            return True
+        commands, targets = parsed
+        if any(_workspace_file(t, place) for t in targets):
+            return True
+        return any(_runs(c, place, depth + 1) for c in commands)
+    if name in PAGERS and _pager_runs(operands, place.variables):
+        return True
+    if name == "sed":
+        files = _sed_files(operands)
+        if files is None:
+            return True
+        operands = files
+    return any(_unsafe_operand(word, place) for word in operands)
+
+
+def _native_program(program: str, place: _Place) -> bool:
+    """``program`` is no Python, no script and no file of the workspace
+    (a name not found runs nothing)."""
+    if _pythonish(program):
+        return False
+    found = _resolve(program, place.folder, place.variables.get("PATH", os.defpath))
     if found is None:
-        return False  # no file: an option, a text, a name not on the path
-    real = os.path.realpath(found)
-    if _under(os.path.abspath(found), root) or _under(real, root):
-        return True  # a workspace file: run, or read
-    if real == os.path.realpath(sys.executable) or _pythonish(os.path.basename(real)):
         return True
-    program = found != os.path.join(folder, token)  # found on the path
+    real = os.path.realpath(found)
+    if _under(os.path.abspath(found), place.root) or _under(real, place.root):
+        return False
+    if real == os.path.realpath(sys.executable) or _pythonish(os.path.basename(real)):
+        return False
     if os.path.isfile(real):
         with open(real, "rb") as handle:
-            head = handle.read(4)
-        executable = os.access(real, os.X_OK)
-        if not head.startswith(_NATIVE) and (head.startswith(b"#!") or executable or shells):
-            return True  # a script, or a file a shell may read as one
-        program = program or executable
-    # In the workspace's folder, a program may read its files unnamed.
-    return program and _under(folder, root) and _base(token) not in OPERANDS_ONLY
+            return handle.read(4).startswith(_NATIVE)
+    return False
 
 
-def _shell_words(line: str) -> tuple[list[str], bool]:
-    """A POSIX shell line's words, quotes removed, and whether it expands
-    anything (``$``, a backquote, a glob, ``~``) or does not end its
-    quotes: what it runs then cannot be told."""
-    words: list[str] = []
+def _unsafe_operand(word: str, place: _Place) -> bool:
+    """A word given to an allowed program: it names Python, an existing
+    workspace file (read), or an option that runs or reads elsewhere."""
+    if _pythonish(word):
+        return True
+    option, _, value = word.partition("=")
+    if option.startswith("--") and len(option) > 2:
+        if any(long.startswith(option) for long in _LONG_RUNS):
+            return True
+        return bool(value) and _workspace_file(value, place)
+    return _workspace_file(word, place)
+
+
+def _workspace_file(word: str, place: _Place) -> bool:
+    if not word or (word.startswith("-") and word != "-"):
+        return False
+    path = os.path.abspath(os.path.join(place.folder, os.path.expanduser(word)))
+    return os.path.lexists(path) and (
+        _under(path, place.root) or _under(os.path.realpath(path), place.root)
+    )
+
+
+def _shell_command(operands: list[str]) -> str | None:
+    """The command a shell is given (``sh -c CMD``, ``bash -ec CMD``); None
+    when it reads standard input or a script, or takes other options
+    (``-x`` runs ``PS4``, ``-l``/``-i`` read profiles)."""
+    letters, at = "", 0
+    while at < len(operands) and re.fullmatch(r"-[ceu]+", operands[at]):
+        letters += operands[at][1:]
+        at += 1
+    if "c" not in letters or at >= len(operands):
+        return None
+    return operands[at]
+
+
+def _shell_reads_commands(variables: dict[str, str]) -> bool:
+    return any(variables.get(n) for n in _SHELL_VARIABLES) or any(
+        n.startswith("BASH_FUNC_") for n in variables
+    )
+
+
+def _pager_runs(operands: list[str], variables: dict[str, str]) -> bool:
+    """A pager told to run something: ``LESSOPEN``/``LESSCLOSE``, a ``+``
+    command (``+!cmd``; ``+NUMBER`` is a line) in its words or ``LESS``/``MORE``."""
+    if variables.get("LESSOPEN") or variables.get("LESSCLOSE"):
+        return True
+    if "+" in variables.get("LESS", "") or "+" in variables.get("MORE", ""):
+        return True
+    return any(w.startswith("+") and not w[1:].isdigit() for w in operands)
+
+
+def _sed_files(operands: list[str]) -> list[str] | None:
+    """The files a ``sed`` reads when its scripts run nothing and read or
+    write no other file (:data:`_SED_COMMAND`); None otherwise (``-f``, an
+    ``e`` command or flag, ``r``, ``w``, an option not known)."""
+    scripts: list[str] = []
+    rest: list[str] = []
+    at = 0
+    while at < len(operands):
+        word = operands[at]
+        at += 1
+        if word == "--":
+            rest += operands[at:]
+            break
+        if word.startswith("--"):
+            name, equals, value = word[2:].partition("=")
+            full = [o for o in _SED_LONG if o.startswith(name)] if name else []
+            if len(full) != 1 or full[0] == "file":
+                return None
+            if full[0] == "expression":
+                if not equals:
+                    if at >= len(operands):
+                        return None
+                    value, at = operands[at], at + 1
+                scripts.append(value)
+            elif full[0] == "line-length" and not equals:
+                at += 1
+            continue
+        if word.startswith("-") and word != "-":
+            for index, char in enumerate(word[1:], 1):
+                if char in "nErsuz":
+                    continue
+                if char == "i":
+                    break  # the rest is the backup's suffix
+                if char in "el":
+                    value = word[index + 1 :]
+                    if not value:
+                        if at >= len(operands):
+                            return None
+                        value, at = operands[at], at + 1
+                    if char == "e":
+                        scripts.append(value)
+                    break
+                return None  # -f, or an option not known
+            continue
+        rest.append(word)
+    if not scripts and rest:
+        scripts.append(rest.pop(0))
+    return rest if all(_plain_sed(s) for s in scripts) else None
+
+
+def _plain_sed(script: str) -> bool:
+    at = 0
+    while at < len(script):
+        match = _SED_COMMAND.match(script, at)
+        if match is None or match.end() == at:
+            return script[at:].strip(" \t;\n") == ""
+        at = match.end()
+        if at < len(script):
+            if script[at] not in ";\n":
+                return False
+            at += 1
+    return True
+
+
+def _commands(line: str) -> tuple[list[list[str]], list[str]] | None:
+    """A shell line's simple commands (program and words) and the files
+    its redirections name; None when what it runs cannot be told (it
+    expands, assigns a variable, or does not end its quotes)."""
+    tokens = _shell_tokens(line)
+    if tokens is None:
+        return None
+    commands: list[list[str]] = [[]]
+    targets: list[str] = []
+    redirect = ""
+    for text, operator in tokens:
+        if operator:
+            if "<" in text or ">" in text:
+                if commands[-1] and commands[-1][-1].isdigit():
+                    commands[-1].pop()  # a descriptor: ``2>``
+                redirect = text
+            else:
+                commands.append([])
+                redirect = ""
+        elif redirect:
+            if not (redirect.endswith("&") and (text.isdigit() or text == "-")):
+                targets.append(text)
+            redirect = ""
+        elif not commands[-1] and "=" in text and text.split("=")[0].isidentifier():
+            return None  # ``NAME=value cmd``: its environment
+        else:
+            commands[-1].append(text)
+    return [c for c in commands if c], targets
+
+
+def _shell_tokens(line: str) -> list[tuple[str, bool]] | None:
+    """A POSIX shell line's words (quotes removed) and operators (a
+    redirection with what follows it: ``>&``, ``>>``, ``<<``), each with
+    whether it is an operator; None when it expands anything (``$``, a
+    backquote, a glob, a brace, ``~``) or does not end its quotes."""
+    tokens: list[tuple[str, bool]] = []
     word: list[str] = []
     started = False
     quote = ""
-    expands = False
     escaped = False
     for char in line:
         if escaped:
@@ -180,8 +363,9 @@ def _shell_words(line: str) -> tuple[list[str], bool]:
                 quote = ""
             elif char == "\\":
                 escaped = True
+            elif char in "$`":
+                return None
             else:
-                expands = expands or char in "$`"
                 word.append(char)
         elif char in "'\"":
             quote, started = char, True
@@ -189,17 +373,26 @@ def _shell_words(line: str) -> tuple[list[str], bool]:
             escaped = True
         elif char.isspace() or char in _OPERATORS:
             if started:
-                words.append("".join(word))
+                tokens.append(("".join(word), False))
             word, started = [], False
+            if char in _OPERATORS:
+                last = tokens[-1] if tokens else ("", False)
+                if last[1] and last[0][-1:] in "<>" and char in "<>&|":
+                    tokens[-1] = (last[0] + char, True)
+                else:
+                    tokens.append((char, True))
         elif char == "#" and not started:
-            break  # a comment
+            break  # a comment (to the line's end: a newline ends it)
+        elif char in "$`*?[{}" or (char == "~" and not started):
+            return None
         else:
-            expands = expands or char in "$`*?[" or (char == "~" and not started)
             word.append(char)
             started = True
+    if quote or escaped:
+        return None
     if started:
-        words.append("".join(word))
-    return words, expands or bool(quote) or escaped
+        tokens.append(("".join(word), False))
+    return tokens
 
 
 def _resolve(token: str, folder: str, path: str) -> str | None:

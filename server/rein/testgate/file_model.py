@@ -35,7 +35,9 @@ class FileModel:
     functions: Mapping[str, str]
     #: (first line with decorators, last line, qualified name), sorted.
     spans: tuple[tuple[int, int, str], ...]
-    #: Qualified name -> the names its code names (a name, an attribute).
+    #: Qualified name -> the names its code names (a name, an attribute);
+    #: a module- or class-level name -> the names put in it (a table of
+    #: functions; a registering decorator's table: the functions it decorates).
     names: Mapping[str, frozenset[str]] = field(default_factory=dict)
     #: The memoized functions' qualified names.
     memoized: frozenset[str] = frozenset()
@@ -108,18 +110,29 @@ def model_of(text: str, parse: Callable[[str], ast.Module] = ast.parse) -> FileM
                     kept = functions[name]
                     memoized.add(name)
                 parts.append(f"def {name} {[ast.dump(d) for d in decorators]} {kept}")
+                for decorator in decorators:  # a registry it adds to names it
+                    registered.append((decorator, node.name))
             elif isinstance(node, ast.ClassDef):
                 head = [ast.dump(x) for x in (*node.bases, *node.keywords, *node.decorator_list)]
                 inner = walk(node.body, f"{prefix}{node.name}.")
                 parts.append(f"class {node.name} {head} [{', '.join(inner)}]")
             else:
+                for target, named in _tables(node):
+                    names[prefix + target] = names.get(prefix + target, frozenset()) | named
                 parts.append(ast.dump(node))
         return parts
 
+    registered: list[tuple[ast.expr, str]] = []
     try:
         skeleton = walk(tree.body, "")
     except RecursionError:
         return None
+    for decorator, function in registered:
+        # ``@register`` fills ``REGISTRY``: what ``register`` names (the
+        # table) names the function it is given.
+        for used in _names(decorator):
+            for table in names.get(used, frozenset()):
+                names[table] = names.get(table, frozenset()) | {function}
     return FileModel(
         digest(text),
         digest("\n".join(skeleton)),
@@ -142,11 +155,39 @@ def _names(node: ast.AST) -> frozenset[str]:
     return frozenset(found)
 
 
+def _tables(node: ast.stmt) -> list[tuple[str, frozenset[str]]]:
+    """What a module-level (or class-level) statement puts in a name: the
+    names its value names. ``BUILDERS = {'t': _build}``,
+    ``BUILDERS['u'] = _other``, ``BUILDERS.update(u=_other)``,
+    ``HANDLERS += [_h]``: a memoized function calling ``BUILDERS['t']()``
+    names only ``BUILDERS``; through it, ``_build`` (review23 F5)."""
+    targets: list[ast.expr] = []
+    value: ast.AST | None = None
+    if isinstance(node, ast.Assign):
+        targets, value = list(node.targets), node.value
+    elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+        targets, value = [node.target], node.value
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func  # ``BUILDERS.update(...)``, ``.append(f)``
+        if isinstance(func, ast.Attribute):
+            targets, value = [func.value], node.value
+    if value is None:
+        return []
+    named = _names(value)
+    out: list[tuple[str, frozenset[str]]] = []
+    for target in targets:
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name):  # ``X``, ``X[k]``, ``X.a``, ``a, b``
+                out.append((sub.id, named))
+    return out
+
+
 def memo_reach(models: Iterable[FileModel]) -> frozenset[str]:
     """The names of the functions a memoized function of ``models`` may
     call, by name, in any of them and on to a fixed point: a function
     named so, a method (a class named so: its dunder methods, which
-    Python calls by syntax). Only the test that fills the cache runs them;
+    Python calls by syntax), what a module-level table named so holds
+    (:func:`_tables`; a registering decorator's table). Only the test that fills the cache runs them;
     the ones it serves never do, so their records never show them
     (review20b: a change of ``_build``, called by a cached ``table()``,
     ran only the test that filled the cache)."""

@@ -3,9 +3,13 @@ of the tests gate that asks (:mod:`rein.testgate.selection`: test paths,
 file patterns, the doctest plugin, pytest-xdist's ``-n``, the cache
 options; :mod:`rein.testgate.cores`: the project's own workers): the
 settings of the first file that has them, in pytest's order
-(``pytest.ini``, even one without a ``[pytest]`` section, ``.pytest.ini``,
-``pyproject.toml``'s ``[tool.pytest.ini_options]``, ``tox.ini``'s
-``[pytest]``, ``setup.cfg``'s ``[tool:pytest]``), and the options pytest
+(pytest 9's ``pytest.toml`` and ``.pytest.toml``, their ``[pytest]``
+table in native TOML, even an empty file; ``pytest.ini``, even one without
+a ``[pytest]`` section, ``.pytest.ini``; ``pyproject.toml``'s
+``[tool.pytest]``, native TOML, or ``[tool.pytest.ini_options]``;
+``tox.ini``'s ``[pytest]``; ``setup.cfg``'s ``[tool:pytest]``: pytest 9's
+``CONFIG_LOADERS_BY_NAME``; until 2026-12-06 the TOML forms were not read,
+review23 F4), and the options pytest
 adds to its command line: the configured ``addopts``, then
 ``PYTEST_ADDOPTS`` (pytest reads both; the gate's pytest inherits the
 server's environment, less its secrets). One reader: two that each chose
@@ -21,6 +25,9 @@ from pathlib import Path
 
 __all__ = ["addopts", "config_values", "words"]
 
+#: pytest 9's own TOML files: read whatever their ``[pytest]`` table says
+#: (pytest takes the first even when it is empty).
+_TOML = ("pytest.toml", ".pytest.toml")
 #: Read whatever their section says (pytest takes the first even when it
 #: has none of its settings).
 _ALWAYS = ("pytest.ini", ".pytest.ini")
@@ -28,24 +35,37 @@ _ALWAYS = ("pytest.ini", ".pytest.ini")
 
 def config_values(root: Path) -> dict[str, object] | None:
     """The settings of the first file with pytest's configuration, in
-    pytest's order; None when none has it."""
+    pytest's order; None when none has it. A TOML file that does not parse
+    gives no settings (pytest stops at it with a usage error, so the gate's
+    run fails and says so)."""
+    for name in _TOML:
+        if (root / name).is_file():
+            section = _toml(root / name).get("pytest")
+            return section if isinstance(section, dict) else {}
     for name in _ALWAYS:
         if (root / name).is_file():
             return _ini(root / name, "pytest") or {}
     if (root / "pyproject.toml").is_file():
-        try:
-            data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            data = {}
-        tool = data.get("tool")
+        tool = _toml(root / "pyproject.toml").get("tool")
         pytest = tool.get("pytest") if isinstance(tool, dict) else None
-        section = pytest.get("ini_options") if isinstance(pytest, dict) else None
-        if isinstance(section, dict):
-            return section
+        if isinstance(pytest, dict):
+            native = {k: v for k, v in pytest.items() if k != "ini_options"}
+            if native:  # [tool.pytest], native TOML (pytest 9)
+                return native
+            section = pytest.get("ini_options")
+            if isinstance(section, dict):
+                return section
     values = _ini(root / "tox.ini", "pytest")
     if values is None:
         values = _ini(root / "setup.cfg", "tool:pytest")
     return values
+
+
+def _toml(path: Path) -> dict[str, object]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
 
 
 def addopts(root: Path) -> tuple[str, ...]:

@@ -22,8 +22,8 @@ import; the index compares what it runs, the skeleton, whole):
   shows: it started a child process (``subprocess``, ``os.fork``,
   ``os.posix_spawn``, ``os.system``, multiprocessing: the child runs
   untraced) that may run the workspace's code or read its files
-  (:mod:`rein.testgate.children`: a Python, a script, a fork; not a
-  pager or an editor on a temporary file), or a thread (traced, but it
+  (:mod:`rein.testgate.children`: any not on its allow-list; not a
+  pager, ``cat``, ``sed`` on a temporary file), or a thread (traced, but it
   may outlive the test); a child
   started or source read outside the tests (at import, in a fixture of a
   wider scope) makes every test opaque;
@@ -226,8 +226,8 @@ def _read(path, why):
 def _watch():
     """Hook where a test escapes the tracer, only while recording: a child
     process that may run the workspace's code or read its files (a fork
-    of this one, a Python, a script: ``rein_testgate_children``; not a
-    pager, an editor on a temporary file), a thread a test starts
+    of this one, any not on ``rein_testgate_children``'s allow-list; not
+    a pager, ``sed`` on a temporary file), a thread a test starts
     (traced, but it may outlive the test), a read of the workspace's
     source text (``linecache``, so ``inspect.getsource`` and a formatted
     traceback; ``open`` of a ``.py`` file)."""

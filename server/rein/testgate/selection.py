@@ -290,7 +290,8 @@ class _Project:
 
 
 def pytest_configured(root: Path) -> bool:
-    """``root`` has pytest's configuration: ``pytest.ini``,
+    """``root`` has pytest's configuration: ``pytest.toml``,
+    ``pytest.ini`` (or their hidden names), ``[tool.pytest]`` or
     ``[tool.pytest.ini_options]`` in ``pyproject.toml``, ``[pytest]`` in
     ``tox.ini`` or ``[tool:pytest]`` in ``setup.cfg``."""
     return config_values(root) is not None
