@@ -479,6 +479,7 @@ class AnalyzerPool:
     read_texts = file_checks.read_texts
     snapshot_files_with = file_checks.snapshot_files_with
     never_there = file_checks.never_there
+    analyzer_input = file_checks.input_kind
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a
