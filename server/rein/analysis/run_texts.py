@@ -28,6 +28,7 @@ __all__ = [
     "imports_module",
     "reader",
     "run_changes",
+    "settings_changed",
     "text_now",
     "unread_by",
     "users_of_created",
@@ -61,6 +62,20 @@ def unread_by(source: object, path: str) -> bool:
     if isinstance(source, ReadInputs):
         return source.analyzer_input(path) == "unread"
     return never_read(path)
+
+
+def settings_changed(source: object, touched: Collection[str]) -> list[str]:
+    """The run's changes that the analyzers read but never open: a setting
+    (``compile_flags.txt``, ``pyproject.toml``), a manifest. Its text
+    before the run cannot be shown in memory to anyone (only an open
+    document's can). Empty when ``source`` does not say what it covers."""
+    if not isinstance(source, CoveringDiagnostics):
+        return []
+    return [
+        p
+        for p in run_changes(source, touched)
+        if not p.endswith((".py", ".pyi")) and not unread_by(source, p) and not source.covers(p)
+    ]
 
 
 async def exists(workspace: Workspace, path: str) -> bool:
