@@ -11,10 +11,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from rein.analysis.run_texts import unread_by
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
 from rein.disk.file_checks import importer_closure
 from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
-from rein.harness.gating.analyzer_inputs import analyzer_input
+from rein.harness.analyzer_servers import PRESETS
+from rein.harness.gating.analyzer_inputs import analyzer_input, custom_analyzers
 
 MODULES = ["pkg/util.py", "pkg/__init__.pyi", "typings/lib/__init__.pyi"]
 #: What ruff and basedpyright read besides modules, and what another preset does.
@@ -39,6 +43,25 @@ READ = [
     "web/app.ts",
     "go.mod",
     ".eslintrc.yml",
+    # review23 F6: what the other presets read that was taken for prose or data.
+    "compile_flags.txt",
+    "sub/compile_commands.json",
+    ".clangd",
+    ".clang-tidy",
+    "src/table.inc",
+    "go.sum",
+    "go.work",
+    "vendor/modules.txt",
+    "mod/vendor/modules.txt",
+    ".eslintignore",
+    ".gitignore",  # biome's vcs.useIgnoreFile
+    "tsconfig.build.json",
+    "package.json",
+    "foo-stubs",  # a stub-only package's folder moved or deleted whole
+    "typings/foo-stubs",
+    "typings/foo-stubs/METADATA.toml",
+    "typings/lib/py.typed",
+    "typings/lib",
 ]
 #: What no analyzer reads.
 UNREAD = [
@@ -52,8 +75,10 @@ UNREAD = [
     "data/points.csv",
     "docs/logo.png",
     "CHANGES.md",
-    "setup.cfg",
-    ".gitignore",
+    "docs/notes.txt",
+    "modules.txt",  # not vendor's
+    "setup.cfg",  # no preset reads it (a configured analyzer may: CUSTOM_READ)
+    "mypy.ini",
     "uv.lock",
 ]
 
@@ -65,10 +90,25 @@ def test_what_each_path_is_to_the_analyzers(paths: list[str], kind: str) -> None
     assert {p: analyzer_input(p) for p in paths} == dict.fromkeys(paths, kind)
 
 
-def pool(root: Path) -> SimpleNamespace:
+#: What a configured analyzer that is no preset may read (pylsp's flake8
+#: and mypy, a mypy server): with one, every path but a module is read.
+CUSTOM_READ = ["setup.cfg", "mypy.ini", ".mypy.ini", "tox.ini", ".flake8", "CHANGES.md", "x.bak"]
+
+
+def test_with_an_analyzer_that_is_no_preset_every_file_but_a_module_is_read() -> None:
+    assert {p: analyzer_input(p, custom=True) for p in CUSTOM_READ} == dict.fromkeys(
+        CUSTOM_READ, "read"
+    )
+    assert analyzer_input("pkg/util.py", custom=True) == "module"
+    assert not custom_analyzers(p.name for p in PRESETS)
+    assert custom_analyzers(["ruff", "pylsp"])
+
+
+def pool(root: Path, analyzers: tuple[str, ...] = ("ruff", "basedpyright")) -> SimpleNamespace:
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     index = ImportIndex(files, lambda path: (root / path).read_text())
-    return SimpleNamespace(imports=index, presence=FilePresence(root))
+    specs = [SimpleNamespace(name=name) for name in analyzers]
+    return SimpleNamespace(imports=index, presence=FilePresence(root), specs=specs)
 
 
 async def test_a_file_no_analyzer_reads_reaches_nothing(tmp_path: Path) -> None:
@@ -83,3 +123,30 @@ async def test_a_file_no_analyzer_reads_reaches_nothing(tmp_path: Path) -> None:
     assert await importer_closure(found, ["build.log"]) == set()  # type: ignore[arg-type]
     # A setting basedpyright reads: any file's analysis may change.
     assert await importer_closure(found, [*unread, "pyrightconfig.json"]) is None  # type: ignore[arg-type]
+
+
+async def test_a_file_a_configured_analyzer_may_read_makes_the_reach_not_known(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "lib.py").write_text("def greet() -> str:\n    return 'hi'\n")
+    (tmp_path / "a.py").write_text("from lib import greet\n")
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 10\n")
+    (tmp_path / "compile_flags.txt").write_text("-DGREETING=0\n")
+    presets = pool(tmp_path)
+    assert await importer_closure(presets, ["lib.py", "setup.cfg"]) == {"lib.py", "a.py"}  # type: ignore[arg-type]
+    assert await importer_closure(presets, ["compile_flags.txt"]) is None  # type: ignore[arg-type]
+    custom = pool(tmp_path, ("ruff", "basedpyright", "pylsp"))
+    assert await importer_closure(custom, ["lib.py", "setup.cfg"]) is None  # type: ignore[arg-type]
+
+
+def test_the_pool_and_the_reach_count_a_configured_analyzer_that_is_no_preset(
+    tmp_path: Path,
+) -> None:
+    pylsp = AnalyzerSpec(name="pylsp", command=("pylsp",), extensions=frozenset({".py"}))
+    presets = AnalyzerPool(tmp_path)
+    custom = AnalyzerPool(tmp_path, [*DEFAULT_ANALYZERS, pylsp])
+    assert presets.analyzer_input("tox.ini") == "unread"
+    assert custom.analyzer_input("tox.ini") == "read"
+    # What the partial-importers check asks (rein.analysis.reach).
+    assert unread_by(presets, "tox.ini") and unread_by(object(), "tox.ini")
+    assert not unread_by(custom, "tox.ini")

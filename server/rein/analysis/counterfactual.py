@@ -20,7 +20,12 @@ the 46 new errors the command line reports). A file the run created is
 shown empty, and the files importing its name are not asked about
 (``unshowable``, :func:`~rein.analysis.run_texts.users_of_created`): it
 shadows what it shadows (the standard library's ``json`` for a created
-``pkg/json.py``) whatever text it is shown with.
+``pkg/json.py``) whatever text it is shown with. Nor can a changed file the
+analyzers read but never open (a setting: clangd's ``compile_flags.txt``,
+:func:`~rein.analysis.run_texts.settings_changed`): the errors in unchanged
+files are then not asked about either (review23: an unchanged ``main.c``
+that no longer compiled with the run's flags was "there without the run's
+changes too", the flags being read from the disk).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import FileBaseline, blocking_untouched
-from rein.analysis.run_texts import before_and_now, users_of_created
+from rein.analysis.run_texts import before_and_now, settings_changed, users_of_created
 from rein.harness.ports import CounterfactualDiagnostics, Diagnostic, Workspace
 
 __all__ = ["not_the_runs", "without_the_run"]
@@ -82,6 +87,8 @@ async def not_the_runs(
         d.path in touched for d in blocking
     ):
         return blocking, 0
+    if settings_changed(source, touched):
+        return blocking, 0  # read from the disk: the state before cannot be shown
     texts = await before_and_now(touched, files, workspace, source)
     if texts is None:
         return blocking, 0  # the state before the run is not known for every file

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-from rein.analysis.run_texts import run_changes
-from rein.harness.gating.analyzer_inputs import CODE_EXTENSIONS, never_read
+from rein.analysis.run_texts import run_changes, unread_by
+from rein.harness.gating.analyzer_inputs import CODE_EXTENSIONS
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     ExplainedCoverage,
@@ -124,7 +124,7 @@ async def importers_not_checked(
     changed = [
         p
         for p in run_changes(source, touched)
-        if not never_read(p)
+        if not unread_by(source, p)
         and (
             texts is None
             or p not in texts[0]

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from rein.analysis.baselines import FileBaseline
 from rein.harness.errors import ReinError
 from rein.harness.gating.analyzer_inputs import never_read
-from rein.harness.gating.gate_types import CoveringDiagnostics, NeverThere
+from rein.harness.gating.gate_types import CoveringDiagnostics, NeverThere, ReadInputs
 from rein.harness.ports import Workspace
 from rein.python_imports import imported_modules, module_name
 
@@ -28,7 +28,9 @@ __all__ = [
     "imports_module",
     "reader",
     "run_changes",
+    "settings_changed",
     "text_now",
+    "unread_by",
     "users_of_created",
 ]
 
@@ -50,6 +52,30 @@ def run_changes(source: object, touched: Collection[str]) -> list[str]:
     if not isinstance(source, NeverThere):
         return sorted(touched)
     return sorted(p for p in touched if not source.never_there(p))
+
+
+def unread_by(source: object, path: str) -> bool:
+    """No analyzer of ``source`` reads ``path``: the source's own answer
+    (:class:`~rein.harness.gating.gate_types.ReadInputs`: a configured
+    analyzer that is no preset reads every file), else the presets'
+    (:func:`~rein.harness.gating.analyzer_inputs.never_read`)."""
+    if isinstance(source, ReadInputs):
+        return source.analyzer_input(path) == "unread"
+    return never_read(path)
+
+
+def settings_changed(source: object, touched: Collection[str]) -> list[str]:
+    """The run's changes that the analyzers read but never open: a setting
+    (``compile_flags.txt``, ``pyproject.toml``), a manifest. Its text
+    before the run cannot be shown in memory to anyone (only an open
+    document's can). Empty when ``source`` does not say what it covers."""
+    if not isinstance(source, CoveringDiagnostics):
+        return []
+    return [
+        p
+        for p in run_changes(source, touched)
+        if not p.endswith((".py", ".pyi")) and not unread_by(source, p) and not source.covers(p)
+    ]
 
 
 async def exists(workspace: Workspace, path: str) -> bool:

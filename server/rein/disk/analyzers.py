@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import anyio
-from lsprotocol import types as lsp
 
 from rein.disk import file_checks, open_files, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
@@ -48,7 +47,11 @@ from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_execu
 from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.owed_publishes import OwedPublishes
-from rein.disk.pool_environment import tell_environment_changed
+from rein.disk.pool_environment import (
+    SettingsRestarts,
+    tell_environment_changed,
+    tell_file_set_changed,
+)
 from rein.disk.prior_texts import TextMemory
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.disk.uri_paths import UriPaths
@@ -145,6 +148,8 @@ class AnalyzerPool:
         self.importers_unopened: list[str] = []
         #: Every file name, for the changes that were never files (:mod:`rein.disk.file_presence`).
         self.presence = FilePresence(self.root)
+        #: Analyzers to restart for a setting they read only at start (clangd's flags).
+        self.settings_restarts = SettingsRestarts()
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 
@@ -323,6 +328,7 @@ class AnalyzerPool:
                 unowned.append(path)  # a file that is gone has no diagnostics
         if created or deleted:
             self.file_set_changed(created, deleted)
+        self.settings_restarts.changed(self.analyzers, mutation.paths)
         if unowned and self.on_diagnostics_changed is not None:
             # Nobody analyses these files, or they are gone: their (empty)
             # diagnostics are fresh now (what their importers say is waited for
@@ -330,25 +336,8 @@ class AnalyzerPool:
             self.on_diagnostics_changed(unowned)
 
     def file_set_changed(self, created: Sequence[str], deleted: Sequence[str]) -> None:
-        """Files appeared or went (a write of a new file, a delete, a
-        rename): what other files import resolves differently now. Each
-        analyzer that watches files is told of the new ones (the deleted
-        ones it heard of with their close) and owes a fresh analysis of its
-        open files (pulled again, or a republish awaited), so the next
-        verdict waits for what it makes of the importers, not only of the
-        changed files."""
-        events = [
-            lsp.FileEvent(uri=(self.root / p).as_uri(), type=lsp.FileChangeType.Created)
-            for p in created
-        ]
-        for analyzer in self.analyzers:
-            if not analyzer.alive or analyzer.client is None or not analyzer.watches_files:
-                continue
-            if events:
-                analyzer.client.workspace_did_change_watched_files(
-                    lsp.DidChangeWatchedFilesParams(changes=events)
-                )
-            analyzer.refresh()
+        """Files appeared or went: :func:`~rein.disk.pool_environment.tell_file_set_changed`."""
+        tell_file_set_changed(self.root, self.analyzers, created)
 
     def analyzer_active(self) -> None:
         """Something changed that may make the pool idle (or busy)."""
@@ -427,6 +416,7 @@ class AnalyzerPool:
             await asyncio.wait_for(self._started.wait(), timeout_s)
         except TimeoutError:
             return False
+        await self.settings_restarts.apply(self.analyzers)
         while True:
             now = time.monotonic()
             expires = self.owed.expire(self.analyzers, now)
@@ -479,6 +469,7 @@ class AnalyzerPool:
     read_texts = file_checks.read_texts
     snapshot_files_with = file_checks.snapshot_files_with
     never_there = file_checks.never_there
+    analyzer_input = file_checks.input_kind
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a

@@ -49,10 +49,11 @@ from dataclasses import replace
 from typing import Protocol
 
 from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
-from rein.harness.gating.analyzer_inputs import analyzer_input
+from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input, custom_analyzers
 from rein.harness.ports import DiagnosticsSnapshot
 
 __all__ = [
@@ -121,6 +122,7 @@ class AnalyzerPool(Protocol):
     importers_unopened: list[str]
     shown_earlier: EarlierTexts
     presence: FilePresence
+    specs: list[AnalyzerSpec]
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
@@ -203,8 +205,9 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
     another language's file may change how anything is analysed,
     :func:`~rein.harness.gating.analyzer_inputs.analyzer_input`). A file no
     analyzer reads (prose, a backup, a log, data) reaches nothing, nor a
-    path that never was a file (:func:`never_there`)."""
-    kinds = {p: analyzer_input(p) for p in paths if not never_there(pool, p)}
+    path that never was a file (:func:`never_there`). With an analyzer
+    that is no preset every file but a module is read (:func:`input_kind`)."""
+    kinds = {p: input_kind(pool, p) for p in paths if not never_there(pool, p)}
     code = [p for p, kind in kinds.items() if kind != "unread"]
     if not paths or any(kind == "read" for kind in kinds.values()):
         return None
@@ -215,6 +218,13 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
     if not index.built:
         await asyncio.to_thread(index.build)  # reads every file: off the event loop
     return index.closure(paths)
+
+
+def input_kind(pool: AnalyzerPool, path: str) -> AnalyzerInput:
+    """What the changed ``path`` is to the pool's analyzers: a configured
+    analyzer that is no preset may read any file
+    (:func:`~rein.harness.gating.analyzer_inputs.analyzer_input`)."""
+    return analyzer_input(path, custom=custom_analyzers(s.name for s in pool.specs))
 
 
 def never_there(pool: AnalyzerPool, path: str) -> bool:

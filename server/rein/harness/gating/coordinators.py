@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 import anyio
 
+from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     ExplainedCoverage,
@@ -31,6 +32,7 @@ from rein.harness.gating.gate_types import (
     OpenFilesOnly,
     PartialImporters,
     PriorTexts,
+    ReadInputs,
 )
 from rein.harness.ports import (
     CommandResult,
@@ -237,6 +239,12 @@ class DiagnosticsCoordinator:
         NeverThere`); False (a change) without one."""
         inner = self.source
         return isinstance(inner, NeverThere) and inner.never_there(path)
+
+    def analyzer_input(self, path: str) -> AnalyzerInput:
+        """The inner source's (see :class:`~rein.harness.gating.gate_types.
+        ReadInputs`); the presets' view without one."""
+        inner = self.source
+        return inner.analyzer_input(path) if isinstance(inner, ReadInputs) else analyzer_input(path)
 
     def analyses_open_files_only(self) -> bool:
         """The inner source's analyzers check only the files opened for the

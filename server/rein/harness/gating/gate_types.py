@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker, Emit
+from rein.harness.gating.analyzer_inputs import AnalyzerInput
 from rein.harness.ports import DiagnosticsSnapshot, Mutation, Workspace
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "PartialImporters",
     "PriorTexts",
     "ProgressReporter",
+    "ReadInputs",
     "ReportingGate",
     "StatefulGate",
     "UnsavedDocuments",
@@ -245,6 +247,17 @@ class ImporterClosure(Protocol):
     async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
         """``paths`` and every file whose analysis may depend on them; None
         when that cannot be known (a changed file is no source it scans)."""
+        ...
+
+
+@runtime_checkable
+class ReadInputs(Protocol):
+    """A source that knows its analyzers (the headless pool): what a
+    changed path is to them, a configured analyzer that is no preset
+    counted (:func:`~rein.harness.gating.analyzer_inputs.analyzer_input`)."""
+
+    def analyzer_input(self, path: str) -> AnalyzerInput:
+        """``"module"``, ``"read"`` or ``"unread"``."""
         ...
 
 
