@@ -252,3 +252,41 @@ async def test_a_failing_test_the_run_added_to_a_test_file_blocks(tmp_path: Path
     assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
         "tests/test_m.py::test_new"
     ]
+
+
+async def test_a_test_file_that_cannot_be_collected_is_only_collected_in_the_baseline(
+    tmp_path: Path,
+) -> None:
+    # The run removes a name test_b.py imports: it cannot be collected now,
+    # and could be before the run. test_c.py could not be collected before
+    # the run either. Each test logs its call and the VALUE it saw.
+    log = tmp_path / "calls.log"
+    each = (
+        "import mod\n{head}\n\n\n"
+        "def test_{n}():\n"
+        f"    with open({str(log)!r}, 'a') as out:\n"
+        "        out.write(f'{n} {{mod.VALUE}}\\n')\n"
+    )
+    mod = "VALUE = 1\n\n\ndef helper():\n    return VALUE\n"
+    root = project(
+        tmp_path / "proj",
+        {
+            "mod.py": mod,
+            "tests/test_b.py": each.format(head="from mod import helper", n="b"),
+            "tests/test_c.py": each.format(head="import not_installed_anywhere", n="c"),
+        },
+    )
+    workspace = FakeWorkspace({"mod.py": mod}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", "VALUE = 2\n")
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert [b.message.split(" cannot")[0] for b in outcome.blockers] == ["tests/test_b.py"]
+    assert "failing before the run too (not blocking): tests/test_c.py" in outcome.detail
+    # The baseline imported test_b.py and ran none of its tests (without
+    # collect_only: "b 1", its whole file run to tell that it imports).
+    assert not log.exists()
+    assert shadow_runs.collect_only("tests/test_b.py") == (
+        f"tests/test_b.py::{shadow_runs.NO_TEST}"
+    )
+    assert shadow_runs.collect_only("tests/test_b.py::test_b") == "tests/test_b.py::test_b"

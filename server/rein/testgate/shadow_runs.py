@@ -39,7 +39,7 @@ from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import WarmPytest
 from rein.testgate.waves import Waves, watch_report
 
-__all__ = ["TREES", "WARM_WAIT_S", "ShadowRuns"]
+__all__ = ["NO_TEST", "TREES", "WARM_WAIT_S", "ShadowRuns", "collect_only"]
 
 # The gate's logger: these lines are the gate's.
 log = logging.getLogger("rein.testgate.gate")
@@ -88,6 +88,12 @@ class ShadowRuns:
         #: How a first run is shared among forks (:mod:`rein.testgate.cores`).
         self.cores = Cores(workers_for(workers))
 
+    @property
+    def workers(self) -> int:
+        """How many pytest processes the gate may run at once
+        (``gates.tests.workers``, "auto" the cores it may run on)."""
+        return self.cores.workers
+
     def reset(self) -> None:
         """A new verdict: its phases and warm runs start empty."""
         self.timings = {}
@@ -115,7 +121,11 @@ class ShadowRuns:
         deadline: float,
     ) -> tuple[TestRun, TestRun]:
         """The failing tests run again (:meth:`rerun`, in "now") and, at
-        the same time, in the baseline (:meth:`before`): a custom runner's."""
+        the same time (with :attr:`workers` 1: after it), in the baseline
+        (:meth:`before`): a custom runner's."""
+        if self.workers < 2:
+            rerun = await self.rerun(overlay, failing, deadline, tree="now")
+            return rerun, await self.before(failing, baseline, deadline)
         try:
             async with asyncio.TaskGroup() as group:
                 again = group.create_task(self.rerun(overlay, failing, deadline, tree="now"))
@@ -146,14 +156,18 @@ class ShadowRuns:
         """The failing tests in the shadow of the workspace before the run
         (``baseline``): their whole files, of which only they run (a test
         the run added is not there, and pytest refuses a node id it cannot
-        find)."""
+        find). A test file that could not be collected now is only
+        collected there (:func:`collect_only`): whether it could be then is
+        all that judges it (:func:`~rein.testgate.judging.against_baseline`),
+        not its tests' outcomes."""
         files = sorted(
             {r.file for r in failing if r.file and self._before_exists(r.file, baseline)}
         )
         if not files and not self.spec.custom:
             return TestRun(nothing_collected=True)
+        only = None if self.spec.custom else [collect_only(r.node_id) for r in failing]
         then, _ = await self.run_in(
-            "baseline", "before", baseline, self._ids_or(files), deadline, only=self.ids(failing)
+            "baseline", "before", baseline, self._ids_or(files), deadline, only=only
         )
         return then
 
@@ -327,6 +341,23 @@ class ShadowRuns:
         if path in baseline:
             return baseline[path] is not None
         return (self.root / path).exists()
+
+
+#: A test name no test has: named alone in a file's ``only``, the file is
+#: collected (imported) and none of its tests is made or run
+#: (:mod:`rein.testgate.pytest_run`'s ``REIN_TESTS_ONLY``).
+NO_TEST = "<rein: collect only>"
+
+
+def collect_only(node_id: str) -> str:
+    """What a baseline run names for a failing ``node_id``: itself, or for
+    a test file that could not be collected (its node id is its path) the
+    file with :data:`NO_TEST`: its collection there, without its tests
+    (a broken import in Toolz's ``curried``: nine whole files' tests ran
+    in the baseline to tell that they import there)."""
+    if "::" in node_id or not node_id.endswith(".py"):
+        return node_id
+    return f"{node_id}::{NO_TEST}"
 
 
 def _left(deadline: float) -> float:

@@ -28,7 +28,12 @@ they saved, click's first runs 0.77 → 1.47 s at a load of 5; the feed's
 run mostly waits and takes no room): a baseline batch first, then a fresh
 re-run. Once the first run has ended (:meth:`Waves.finish`: the rest of
 its report read, every failing test it counts fed or given to the runs it
-still needs, the feed ended), the two kinds run at once. So the verdict
+still needs, the feed ended), the two kinds run at once. With
+``gates.tests.workers`` 1 (the gate may use one core) none runs beside
+the first run and, after it, one at a time (the baseline's first): the
+judgement needs no order, and Markdown's blocked verdicts with no run
+beside a first run shared by two forks took 1.2-1.7 → 1.7-2.3 s at a
+load of 5, so with 2 they stay beside it. So the verdict
 waits after its first run only for what is left of these runs (with a
 feed and no suspect: the last failing test's baseline call); the tests
 judged, the re-run's fresh tree and the baseline's texts are as they
@@ -56,6 +61,13 @@ from rein.testgate.runner import XDIST_FROM_FILES, XDIST_FROM_TESTS, TestRun
 
 class WaveRuns(Protocol):
     """What the waves run their tests with (:class:`rein.testgate.shadow_runs.ShadowRuns`)."""
+
+    @property
+    def workers(self) -> int:
+        """How many pytest processes the gate may run at once
+        (``gates.tests.workers``): 1 runs the waves one after another,
+        after the first run."""
+        ...
 
     async def rerun(
         self, overlay: dict[str, str | None], failing: Sequence[TestResult], deadline: float
@@ -260,10 +272,17 @@ class Waves:
         #: report's rest to be read (for the bench).
         self.read_s = 0.0
 
+    @property
+    def _side_by_side(self) -> bool:
+        """Whether runs may run at once (``gates.tests.workers`` of 2 or
+        more): else none starts beside the first run, and after it one at
+        a time."""
+        return self._runs.workers >= 2
+
     def started(self) -> None:
         """The first run started: a small one's baseline run starts beside
         it (see :data:`EARLY_FOLLOW_TESTS`)."""
-        if self._follows is None or self._feed is not None:
+        if self._follows is None or self._feed is not None or not self._side_by_side:
             return
         targets, only = self._follows
         if len(targets) == 1 and only is not None and len(only) <= EARLY_FOLLOW_TESTS:
@@ -286,6 +305,8 @@ class Waves:
         → 0.9 s, Markdown's first runs 1.5 → 2.1 s at a load of 7)."""
         file = test.node_id.split("::")[0]
         if self._follows is None or self._ended or self._before.busy or self._before.done:
+            return
+        if not self._side_by_side:
             return
         if "::" not in test.node_id:
             return  # a file that could not be collected
@@ -341,13 +362,16 @@ class Waves:
 
     def _start(self) -> None:
         """Start the runs that may start: beside the first run one process
-        at a time, the baseline's first; after it, one of each kind."""
+        at a time, the baseline's first; after it, one of each kind (with
+        ``workers`` 1: none beside it, one at a time after it)."""
         if self._errors:
             return
         # The feed's run mostly waits for names: it takes no room.
         following = self._feed is not None and not self._feed.ended
         busy = int(self._before.busy and not following) + int(self._again.busy)
         room = 2 if self._ended else 1
+        if not self._side_by_side:
+            room = 1 if self._ended else 0
         for lane in (self._before, self._again):
             if busy < room and lane.waiting and not lane.busy:
                 tests, lane.waiting = list(lane.waiting.values()), {}
