@@ -83,8 +83,9 @@ Found = tuple[str, str]
 
 
 class _TooMany(Exception):
-    """A glob word's expansion passed GLOB_BOUND entries. It never leaves
-    this module (the check's answer says so)."""
+    """A glob word's expansion passed GLOB_BOUND entries. Kept outside the
+    ReinError tree: a control-flow signal that never leaves this module
+    (the check's answer says so)."""
 
 
 def why_asked(found: Found) -> str:
