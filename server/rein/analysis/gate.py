@@ -227,6 +227,7 @@ class AnalyzerGate:
             if isinstance(reached, GateOutcome):
                 return reached
             why = reached
+            b.snapshot.need()
             if not await taken_in_time(b.snapshot.task, self.settle_timeout_s, b.progress):
                 return with_fallback(not_past_the_importers(partial, self.settle_timeout_s), why)
         not_had: dict[str, str] | None = None

@@ -47,6 +47,7 @@ from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.run_texts import before_and_now, reader
 from rein.harness.gating.gate_types import (
+    DeferredWorkspace,
     FileByFileCounterfactual,
     FileByFileDiagnostics,
     GateContext,
@@ -139,9 +140,16 @@ class RunBaselines:
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
-        self.snapshot.start(self._take_baseline(generation))
+        source = self.diagnostics
+        deferred = isinstance(source, DeferredWorkspace) and source.workspace_deferred()
+        self.snapshot.start(self._take_baseline(generation), deferred=deferred)
 
     async def _take_baseline(self, generation: int) -> None:
+        source = self.diagnostics
+        if isinstance(source, DeferredWorkspace):
+            # Taken after the changes that did not need it: _after_change
+            # is set by them, so it is corrected as before the run.
+            await source.analyse_workspace()
         settling = self.settling
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
