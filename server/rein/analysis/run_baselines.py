@@ -4,7 +4,12 @@
   analyzers know), taken in the background when a run starts
   (:mod:`rein.analysis.background_snapshot`); the run's first change waits
   for it, so that it is from before any change, unless the source can be
-  asked file by file (cold: :mod:`rein.analysis.cold_start`).
+  asked file by file (cold: :mod:`rein.analysis.cold_start`). A source
+  that defers its whole-workspace analysis
+  (:class:`~rein.harness.gating.gate_types.DeferredWorkspace`) has it
+  taken only once a verdict or a change needs it: every change until then
+  is cold, and the snapshot, taken after them, is corrected as before the
+  run as any snapshot taken after a cold change.
 * Each changed file's **own baseline** (:attr:`RunBaselines.files`), captured
   before the run first changes it (:mod:`rein.analysis.file_capture`,
   through the workspace layer's ``before_change`` hook); one importing a file
