@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 import anyio
 import pytest
 
+from rein.analysis.background_snapshot import BackgroundSnapshot
 from rein.analysis.gate import AnalyzerGate
 from rein.harness.ports import DiagnosticsSnapshot, ModelDelta, ModelRequest
 from rein.providers.replay import ReplayModel
@@ -148,3 +149,25 @@ async def test_a_failed_run_start_snapshot_is_reported_and_logged_as_the_gates(
     ]
     said = ("rein.analysis.gate", logging.ERROR, "the analyzer gate could not take its baseline")
     assert said in caplog.record_tuples
+
+
+async def test_a_deferred_snapshot_is_taken_only_once_needed() -> None:
+    """:class:`BackgroundSnapshot` started ``deferred``: nothing runs until
+    :meth:`need` (or a wait for it); stopped before that, its coroutine is
+    closed unrun."""
+    ran: list[str] = []
+
+    async def taking(name: str) -> None:
+        ran.append(name)
+
+    snapshot = BackgroundSnapshot()
+    snapshot.start(taking("first"), deferred=True)
+    for _ in range(5):
+        await asyncio.sleep(0)  # let the task run as far as it can
+    assert ran == [] and snapshot.task is not None and not snapshot.task.done()
+    snapshot.stop()  # the run ended: never taken
+    snapshot.start(taking("never"), deferred=True)
+    snapshot.stop()  # stopped before it ran at all
+    snapshot.start(taking("second"), deferred=True)
+    await snapshot.ready(None)  # a wait for it needs it
+    assert ran == ["second"]

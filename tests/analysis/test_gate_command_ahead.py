@@ -85,7 +85,7 @@ async def test_an_ahead_baseline_that_failed_is_logged_when_no_verdict_comes(
     source.snapshot_files_with = fails  # type: ignore[method-assign]
     await _sed(gate, workspace, source)
     gate.on_change(Mutation(1, ("pkg/a.py",), "external"))
-    task = gate._ahead.task
+    task = gate.baselines.ahead.task
     assert task is not None
     await asyncio.wait({task}, timeout=5)
     assert task.done()

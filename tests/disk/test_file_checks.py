@@ -42,6 +42,8 @@ class StubAnalyzer:
     #: The bound each question was said to be under (a timeout names it).
     bounds: list[str] = field(default_factory=list)
     pool: StubPool | None = None
+    #: It checks the open files only (a large workspace, or a deferred one).
+    file_by_file: bool = False
 
     def __post_init__(self) -> None:
         # basedpyright's shape: a whole-workspace mode, answering pulls.
@@ -51,6 +53,12 @@ class StubAnalyzer:
 
     def analysed(self, path: str) -> bool:
         return path in self.known
+
+    def owns(self, path: str) -> bool:
+        return path.endswith(".py")
+
+    def open(self, path: str) -> None:
+        self.versions[path] = 1
 
     def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None:
         self.asked += 1
@@ -78,6 +86,10 @@ class StubPool:
         analyzer.pool = self
         self._event = asyncio.Event()
         self.idle_waits = 0
+        self.requested: list[str] = []
+
+    def skipped(self, path: str) -> bool:
+        return False
 
     def active(self) -> None:
         self._event.set()
@@ -108,6 +120,15 @@ async def test_an_answer_without_knowing_the_file_is_asked_again() -> None:
     analyzer = StubAnalyzer(["unknown", "unknown", "known"])
     answered, pool = await wait(analyzer)
     assert answered and analyzer.asked == 3 and pool.idle_waits == 0
+
+
+async def test_a_file_not_open_in_an_analyzer_checking_open_files_is_opened_and_asked() -> None:
+    """A resumed session's changed file, which nothing opened in this
+    process: asked without being opened, it would be judged on nothing."""
+    analyzer = StubAnalyzer(["known"], versions={}, file_by_file=True)
+    answered, pool = await wait(analyzer)
+    assert answered and analyzer.asked == 1
+    assert analyzer.versions == {"a.py": 1} and pool.requested == ["a.py"]
 
 
 class _Questions(RecordingLanguageClient):

@@ -100,3 +100,26 @@ async def test_ask_user_without_a_channel() -> None:
     result = await ToolCallRecorder(ToolEnvironment()).run(AskUserTool(), question="Which?")
     assert result.details["no_channel"] is True and "no_answer" not in result.details
     assert "No one can answer questions in this session" in result.content
+
+
+class DeferringDiagnostics(FakeDiagnostics):
+    """A source whose whole-workspace analysis waits to be asked for:
+    until then it knows the changed files' diagnostics only."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.deferred = True
+
+    def workspace_deferred(self) -> bool:
+        return self.deferred
+
+    async def analyse_workspace(self) -> None:
+        self.deferred = False
+        self.diagnostics = list(DIAGNOSTICS)
+
+
+async def test_a_deferred_workspace_analysis_is_started_before_diagnostics_are_shown() -> None:
+    source = DeferringDiagnostics()
+    result = await _calls(source).run(GetDiagnosticsTool())
+    assert not source.deferred
+    assert result.content.splitlines()[0] == "1 error, 1 warning, 1 info in 2 files:"

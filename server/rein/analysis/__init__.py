@@ -1,8 +1,10 @@
 """The analyzer gate, a wing of the core: it blocks on the diagnostics a
 run introduced, never on those it found.
 
-- :mod:`~rein.analysis.gate`: :class:`AnalyzerGate`, the gate itself (run-start
-  and per-file baselines, the verdict);
+- :mod:`~rein.analysis.gate`: :class:`AnalyzerGate`, the gate itself (the verdict);
+- :mod:`~rein.analysis.run_baselines`: what it judges against (the run-start
+  snapshot, each changed file's and its importers' baselines) and how long
+  they live;
 - :mod:`~rein.analysis.background_snapshot`: the run-start snapshot, taken
   in the background and awaited by the first change and the verdict;
 - :mod:`~rein.analysis.file_capture`: a changed file's own baseline,

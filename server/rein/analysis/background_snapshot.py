@@ -5,7 +5,13 @@ waited for it, and awaited by the first change and the verdict, with the
 wait reported when it passes a second. Awaiting it never raises: a failed
 snapshot is logged and reported, and the gate goes on with the baseline it
 had. What the snapshot is and what it judges is the gate's
-(:mod:`rein.analysis.gate`)."""
+(:mod:`rein.analysis.gate`).
+
+Started ``deferred`` (the source defers its whole-workspace analysis:
+:class:`~rein.harness.gating.gate_types.DeferredWorkspace`), it is not
+taken until something needs it (:meth:`BackgroundSnapshot.need`, which
+awaiting it does): until then the changes are judged file by file, their
+answers not queued behind an analysis of files they do not reach."""
 
 from __future__ import annotations
 
@@ -29,12 +35,30 @@ class BackgroundSnapshot:
 
     def __init__(self) -> None:
         self.task: asyncio.Task[None] | None = None
+        self._needed = asyncio.Event()
 
-    def start(self, taking: Coroutine[Any, Any, None]) -> None:
-        """Take it anew (one still being taken is cancelled)."""
+    def start(self, taking: Coroutine[Any, Any, None], *, deferred: bool = False) -> None:
+        """Take it anew (one still being taken is cancelled); ``deferred``:
+        once :meth:`need` is called."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
-        self.task = asyncio.create_task(taking)
+        self._needed = needed = asyncio.Event()
+        if not deferred:
+            needed.set()
+        self.task = asyncio.create_task(self._once_needed(needed, taking))
+        # Cancelled before it was needed (or before it ran at all): never
+        # started, closed (a no-op for one that ran to its end).
+        self.task.add_done_callback(lambda _: taking.close())
+
+    @staticmethod
+    async def _once_needed(needed: asyncio.Event, taking: Coroutine[Any, Any, None]) -> None:
+        await needed.wait()
+        await taking
+
+    def need(self) -> None:
+        """A verdict (or a change that cannot be judged file by file) needs
+        it: a deferred one is taken now."""
+        self._needed.set()
 
     def stop(self) -> None:
         """One still being taken is cancelled: no change waited for it."""
@@ -48,6 +72,7 @@ class BackgroundSnapshot:
         task = self.task
         if task is None:
             return
+        self.need()
         try:
             await reported(task, progress, "the analyzers: the workspace baseline", shared=True)
         except asyncio.CancelledError:

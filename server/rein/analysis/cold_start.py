@@ -93,7 +93,7 @@ __all__ = [
 #: What a cold verdict's detail says.
 PARTIAL = (
     "partial: judged on the changed files and their importers (the workspace "
-    "analysis had not finished; later verdicts use it)"
+    "analysis had not finished, or was deferred; a verdict that needs it waits for it)"
 )
 #: What a partial verdict that found no blocker waits for.
 WHOLE_WORKSPACE = "the analyzers: the whole workspace, past the changed files' importers"

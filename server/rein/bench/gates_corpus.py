@@ -237,6 +237,8 @@ async def _measure(
     async with session:
         startup_s = time.monotonic() - started
         pool = session.pool
+        # Warm: the whole workspace analysed first (a session defers it).
+        await pool.analyse_workspace()
         settled = await _quiet(pool, QUIET_S, 900)
         settled_s = time.monotonic() - started - (QUIET_S if settled else 0.0)
         log(f"{project.name}: pool started in {startup_s:.1f} s, settled in {settled_s:.1f} s")

@@ -356,6 +356,9 @@ async def run_cases(
             _log(project, outcome, log)
     else:
         async with await _session(root, model, probes=plan is not None) as session:
+            # Warm: the whole workspace analysed before the first case (a
+            # session defers it until a verdict needs it).
+            await session.pool.analyse_workspace()
             await _quiet(session.pool, 2.0, 900)
             # The probes (``plan``) count the pristine tree's errors, except
             # in a large workspace (its analyzers check open files only).

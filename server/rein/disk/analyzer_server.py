@@ -73,6 +73,8 @@ class AnalyzerOwner(Protocol):
     def request_timeout_s(self) -> float: ...
     @property
     def large(self) -> bool: ...
+    @property
+    def deferring(self) -> bool: ...
     def read(self, path: str) -> str | None: ...
     def relative(self, uri: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
@@ -237,9 +239,10 @@ class _Analyzer:
 
     @property
     def file_by_file(self) -> bool:
-        """The workspace is too large: every server analyses the open files
-        only (the pool opens a change's files and their importers)."""
-        return self.pool.large
+        """The workspace is too large, or its whole analysis is deferred:
+        every server analyses the open files only (the pool opens a change's
+        files, and in a large workspace their importers)."""
+        return self.pool.large or self.pool.deferring
 
     @property
     def pid(self) -> int | None:
@@ -323,6 +326,23 @@ class _Analyzer:
         if not self.pull:
             self.owed_refresh.owe(self.versions, grace_s)
         self.note_activity()
+
+    def analyse_workspace(self) -> None:
+        """The pool's deferral ended: its settings for the whole workspace
+        sent (a server that asks for them asks again), the files start-up
+        opens opened, every open file owed afresh."""
+        if not self.alive or self.client is None:
+            return
+        settings = settings_for(self.spec, self.pool.exclude_globs(), file_by_file=False)
+        if settings != self.settings:
+            self.settings = settings
+            self.client.workspace_did_change_configuration(
+                lsp.DidChangeConfigurationParams(settings=settings)
+            )
+        for path in self.pool.files_to_open(file_by_file=False):
+            if self.owns(path) and path not in self.versions:
+                self.open(path)
+        self.refresh()
 
     async def restart(self) -> None:
         """Stop the server and start it again (it reopens the pool's files)."""

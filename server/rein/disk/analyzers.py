@@ -89,6 +89,7 @@ class AnalyzerPool:
         owed_limit_ms: int = 120_000,
         read: Callable[[str], str | None] | None = None,
         restart_policy: RestartPolicy | None = None,
+        defer_workspace: bool = False,
     ) -> None:
         self.root = Path(root).resolve()
         #: Asked for a file's text before the disk (``rein acp``: the text
@@ -117,6 +118,10 @@ class AnalyzerPool:
         #: How many importers of a file are opened with it in a large workspace.
         self.max_importers = max_importers
         self.large = False
+        #: ``defer_workspace``: a workspace analysed as a whole is checked
+        #: file by file, as a large one, until :meth:`analyse_workspace`.
+        self.defer_workspace = defer_workspace
+        self.deferring = False
         #: Files opened on request (ensure_open, changes), in order: what a
         #: file-by-file analyzer reopens after a restart.
         self.requested: list[str] = []
@@ -165,6 +170,7 @@ class AnalyzerPool:
         before): fast, before the run's first change can happen."""
         found = self._scan()
         self.large = len(found) > self.workspace_max_files
+        self.deferring = self.defer_workspace and not self.large
         self.texts = TextMemory(self.read) if self.large else None
         if self.texts is not None:
             await asyncio.to_thread(self.texts.remember, found)
@@ -470,6 +476,22 @@ class AnalyzerPool:
     snapshot_files_with = file_checks.snapshot_files_with
     never_there = file_checks.never_there
     analyzer_input = file_checks.input_kind
+
+    def workspace_deferred(self) -> bool:
+        """The whole-workspace analysis waits for :meth:`analyse_workspace`
+        (:class:`~rein.harness.gating.gate_types.DeferredWorkspace`)."""
+        return self.deferring
+
+    async def analyse_workspace(self) -> None:
+        """End the deferral: each analyzer is told its settings for the
+        whole workspace and opens the files start-up opens; :meth:`wait_idle`
+        then waits for all of them."""
+        await self._started.wait()
+        if not self.deferring:
+            return
+        self.deferring = False
+        for analyzer in self.analyzers:
+            analyzer.analyse_workspace()
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a

@@ -247,6 +247,16 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
     if not answers_per_file(pool):
         return False
     deadline = time.monotonic() + timeout_s
+    for analyzer in pool.analyzers:
+        for path in paths:
+            if analyzer.alive and analyzer.file_by_file and analyzer.owns(path):
+                # Not open (a resumed session's changed file: nothing opened
+                # it in this process): opened, else it would be judged on
+                # nothing. One that does not exist is not opened.
+                if path not in analyzer.versions and not pool.skipped(path):
+                    analyzer.open(path)
+                if path in analyzer.versions and path not in pool.requested:
+                    pool.requested.append(path)
     asked = [(a, p) for a in pool.analyzers if a.alive for p in paths if p in a.versions]
     for analyzer, path in asked:
         # Bounded by the caller's bound, not one request's: basedpyright

@@ -201,6 +201,10 @@ class AnalyzerGateConfig(_Camel):
     workspace_max_files: int = Field(1_000, ge=0)
     #: In that mode, how many importers of a changed file are opened with it.
     max_importers: int = Field(30, ge=0)
+    #: Headless, in a workspace analysed as a whole: the analyzers check the
+    #: open files only until a verdict needs the whole workspace (issue 32
+    #: item 7: a cold session's first changes are not queued behind it).
+    defer_workspace_analysis: bool = True
     #: Headless: the language servers, laid over the presets by name
     #: (:mod:`rein.harness.analyzer_servers`).
     servers: list[AnalyzerServerConfig] = Field(default_factory=list)

@@ -148,6 +148,7 @@ class WorkspaceHost:
             quiet_ms=gates_config.analyzer.quiet_period_ms,
             workspace_max_files=gates_config.analyzer.workspace_max_files,
             max_importers=gates_config.analyzer.max_importers,
+            defer_workspace=gates_config.analyzer.defer_workspace_analysis,
             request_timeout_ms=gates_config.analyzer.request_timeout_ms,
             owed_limit_ms=gates_config.analyzer.settle_timeout_ms,
             read=known,

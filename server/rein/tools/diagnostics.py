@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
+from rein.harness.gating.gate_types import DeferredWorkspace
 from rein.harness.ports import Diagnostic
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
@@ -75,6 +76,10 @@ class GetDiagnosticsTool(Tool[GetDiagnosticsArgs]):
         if args.paths:
             _, sandbox = sandbox_of(ctx)
             paths = [sandbox.resolve(p) for p in args.paths]
+        if isinstance(source, DeferredWorkspace) and source.workspace_deferred():
+            # The analyzers check the changed files only until asked for the
+            # rest: "no diagnostics" for a file nobody analysed would be false.
+            await source.analyse_workspace()
         snapshot = await source.snapshot(paths)
         found = sorted(
             snapshot.diagnostics, key=lambda d: (d.path, d.line, d.character, d.severity)

@@ -24,6 +24,7 @@ import anyio
 from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
+    DeferredWorkspace,
     ExplainedCoverage,
     FileByFileCounterfactual,
     FileByFileDiagnostics,
@@ -251,6 +252,18 @@ class DiagnosticsCoordinator:
         changes (see :class:`~rein.harness.gating.gate_types.OpenFilesOnly`)."""
         inner = self.source
         return isinstance(inner, OpenFilesOnly) and inner.analyses_open_files_only()
+
+    def workspace_deferred(self) -> bool:
+        """The inner source's whole-workspace analysis waits to be asked
+        for (see :class:`~rein.harness.gating.gate_types.DeferredWorkspace`)."""
+        inner = self.source
+        return isinstance(inner, DeferredWorkspace) and inner.workspace_deferred()
+
+    async def analyse_workspace(self) -> None:
+        """Start the inner source's whole-workspace analysis, if it waits."""
+        inner = self.source
+        if isinstance(inner, DeferredWorkspace):
+            await inner.analyse_workspace()
 
     async def open_with_importers(self, paths: Sequence[str]) -> Sequence[str]:
         inner = self.source

@@ -20,6 +20,7 @@ __all__ = [
     "BaselineGate",
     "ClosingGate",
     "CoveringDiagnostics",
+    "DeferredWorkspace",
     "FileByFileCounterfactual",
     "FileByFileDiagnostics",
     "Gate",
@@ -280,6 +281,21 @@ class OpenFilesOnly(Protocol):
 
     def analyses_open_files_only(self) -> bool:
         """Whether they do: a file nobody opened is analysed by nobody."""
+        ...
+
+
+@runtime_checkable
+class DeferredWorkspace(Protocol):
+    """A source whose whole-workspace analysis waits until it is asked for
+    (the headless pool, ``gates.analyzer.deferWorkspaceAnalysis``): until
+    then its analyzers check the files opened for the changes only."""
+
+    def workspace_deferred(self) -> bool:
+        """Whether the whole-workspace analysis has not been started yet."""
+        ...
+
+    async def analyse_workspace(self) -> None:
+        """Start it (at once; its end is waited for as any analysis is)."""
         ...
 
 

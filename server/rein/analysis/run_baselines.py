@@ -1,0 +1,352 @@
+"""What the analyzer gate judges a run against, and how long it keeps it.
+
+* The **run-start snapshot** (:attr:`RunBaselines.baseline`, every file the
+  analyzers know), taken in the background when a run starts
+  (:mod:`rein.analysis.background_snapshot`); the run's first change waits
+  for it, so that it is from before any change, unless the source can be
+  asked file by file (cold: :mod:`rein.analysis.cold_start`). A source
+  that defers its whole-workspace analysis
+  (:class:`~rein.harness.gating.gate_types.DeferredWorkspace`) has it
+  taken only once a verdict or a change needs it: every change until then
+  is cold, and the snapshot, taken after them, is corrected as before the
+  run as any snapshot taken after a cold change.
+* Each changed file's **own baseline** (:attr:`RunBaselines.files`), captured
+  before the run first changes it (:mod:`rein.analysis.file_capture`,
+  through the workspace layer's ``before_change`` hook); one importing a file
+  the run changed already, as before that change
+  (:mod:`rein.analysis.earlier_changes`). A rename's new path gets the old
+  path's (:func:`~rein.analysis.baselines.carried`).
+* The **importers'** (:attr:`RunBaselines.late`): files first analysed after
+  the run-start snapshot (opened with a changed file), their diagnostics
+  before the change; a cold write's importers are owed theirs
+  (:mod:`rein.analysis.owed_importers`) until a verdict needs it.
+* A command in a cold session: every file's text read before it ran
+  (:mod:`rein.analysis.cold_commands`), its changes' baseline asked as soon
+  as it ended (:mod:`rein.analysis.command_ahead`).
+* A run-start snapshot taken after a cold change is corrected: the files
+  with errors in it get their baseline as before the run
+  (:func:`~rein.analysis.cold_start.corrected_baseline`).
+
+They live until the changes they judge are validated (:meth:`RunBaselines.on_validated`):
+the repair loop, and a later run of the session that validates what an
+earlier run left, judge against the state before the first change. The
+verdict on them is :class:`~rein.analysis.gate.AnalyzerGate`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
+from typing import Any
+
+from rein.analysis.background_snapshot import BackgroundSnapshot
+from rein.analysis.baselines import FileBaseline, carried
+from rein.analysis.cold_commands import texts_before_a_command
+from rein.analysis.cold_start import cold_source, corrected_baseline, importers_later
+from rein.analysis.command_ahead import BaselineAhead
+from rein.analysis.earlier_changes import before_earlier_changes
+from rein.analysis.file_capture import capture, text_before
+from rein.analysis.gate_state import exported, imported
+from rein.analysis.open_files_first import ByPath, own_first
+from rein.analysis.owed_importers import OwedImporters
+from rein.analysis.run_texts import before_and_now, reader
+from rein.harness.gating.gate_types import (
+    DeferredWorkspace,
+    FileByFileCounterfactual,
+    FileByFileDiagnostics,
+    GateContext,
+    ProgressReporter,
+)
+from rein.harness.ports import (
+    Diagnostic,
+    DiagnosticsSnapshot,
+    DiagnosticsSource,
+    Mutation,
+    ReleasingDiagnostics,
+    SettlingDiagnostics,
+    Workspace,
+    Writes,
+)
+
+__all__ = ["RunBaselines"]
+
+
+class RunBaselines:
+    """The analyzer gate's baselines of a run (see the module docstring).
+    Its attributes are read by the verdict; only its methods change them
+    (but :attr:`unvalidated`, set by a verdict)."""
+
+    def __init__(self, diagnostics: DiagnosticsSource, settle_timeout_s: float) -> None:
+        self.diagnostics = diagnostics
+        self.settle_timeout_s = settle_timeout_s
+        #: The run-start snapshot (every file the analyzers know).
+        self.baseline: DiagnosticsSnapshot | None = None
+        #: path -> the file before the run first changed it.
+        self.files: dict[str, FileBaseline] = {}
+        #: Files first analysed after the run-start snapshot (a source that
+        #: analyses file by file opened them with a changed file, whose
+        #: importers they are): their diagnostics before the change.
+        self.late: dict[str, tuple[Diagnostic, ...]] = {}
+        #: Changes were judged (or baselined) and not validated yet: the
+        #: next run keeps these baselines.
+        self.unvalidated = False
+        self._by_path = ByPath()  # ``baseline``'s diagnostics by path
+        #: Importers opened past the source's bound whose baseline could
+        #: not be taken: not judged, reported as not checked.
+        self.unbaselined: set[str] = set()
+        #: Importers of a cold write owed a baseline (:mod:`rein.analysis.owed_importers`).
+        self.owed = OwedImporters()
+        #: Held while a change's baselines are taken (the analyzers may be
+        #: shown a file as it was): a change announced meanwhile (a tool
+        #: batch's parallel write) waits, its text kept from the analyzers.
+        self.changing = asyncio.Lock()
+        #: A change was baselined file by file (cold): ``baseline``, taken
+        #: after it, gets ``before_run`` for the files with errors in it.
+        self._after_change = False
+        self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
+        #: Of those, the files out of the changes' reach (:mod:`rein.analysis.closure`).
+        self.outside: list[str] = []
+        #: The run-start snapshot being taken in the background.
+        self.snapshot = BackgroundSnapshot()
+        #: Every file's text before a command ran in a cold session (what it
+        #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
+        self.texts_before: Callable[[str], str | None] | None = None
+        #: The workspace a cold command ran in, and its changes' baseline
+        #: taken once it ended (:mod:`rein.analysis.command_ahead`).
+        self._command_workspace: Workspace | None = None
+        self.ahead = BaselineAhead()
+        self.progress: ProgressReporter | None = None
+        #: Something was installed since the baselines were taken (or may
+        #: have been: a stored session's): a tree restored to its text before
+        #: the run may still be analysed differently (:mod:`rein.analysis.restored`).
+        self.installed = False
+        #: A command ran since the changes were last validated (it may have
+        #: changed the environment, out of sight: :mod:`rein.analysis.restored`).
+        self.commanded = False
+
+    @property
+    def settling(self) -> SettlingDiagnostics | None:
+        source = self.diagnostics
+        return source if isinstance(source, SettlingDiagnostics) else None
+
+    def cold(self) -> FileByFileDiagnostics | None:
+        """The source to ask file by file while the run-start snapshot is
+        being taken (:func:`~rein.analysis.cold_start.cold_source`)."""
+        return cold_source(self.diagnostics, self.snapshot.task)
+
+    async def on_run_start(self, generation: int) -> None:
+        """Start taking the run-start snapshot in the background; returns
+        at once (:meth:`ready` awaits it)."""
+        if self.unvalidated and self.baseline is not None:
+            # Changes of an earlier run are not validated yet: keep judging
+            # them against the state before their first change.
+            return
+        # A cold change not validated yet is in the snapshot taken now too.
+        self._after_change = self._after_change and bool(self.files)
+        self.texts_before = None  # nothing unvalidated: a command reads them afresh
+        source = self.diagnostics
+        deferred = isinstance(source, DeferredWorkspace) and source.workspace_deferred()
+        self.snapshot.start(self._take_baseline(generation), deferred=deferred)
+
+    async def _take_baseline(self, generation: int) -> None:
+        source = self.diagnostics
+        if isinstance(source, DeferredWorkspace):
+            # Taken after the changes that did not need it: _after_change
+            # is set by them, so it is corrected as before the run.
+            await source.analyse_workspace()
+        settling = self.settling
+        if settling is not None:
+            await settling.wait_idle(self.settle_timeout_s)
+        self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
+        self._before_run, self.outside = {}, []
+        if not self.unvalidated:
+            # The new snapshot covers the importers opened so far.
+            self.late.clear()
+
+    def on_run_end(self) -> None:
+        """A run-start snapshot still being taken is stopped: no change
+        waited for it (the next run starts another); so is a command's
+        baseline still being taken."""
+        self.snapshot.stop()
+        self.ahead.stop()
+
+    async def ready(self) -> None:
+        """Wait for the run-start snapshot (:meth:`BackgroundSnapshot.ready`:
+        reported, never raises)."""
+        await self.snapshot.ready(self.progress)
+
+    def export_state(self) -> dict[str, Any]:
+        """The per-file baselines, for a session stored with unvalidated
+        changes (:mod:`rein.analysis.gate_state`)."""
+        return {**exported(self.files, self.late), "owed": sorted(self.owed.paths)}
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        files, late = imported(data)
+        self.files.update(files)
+        self.late.update(late)
+        # Owed importers are judged on the snapshot taken after the change:
+        # their baseline is asked as before the run there.
+        self.owed.paths.update(data.get("owed", ()))
+        self._after_change = self._after_change or bool(self.owed.paths)
+        self.unvalidated = bool(self.files) or self.unvalidated
+        self.installed = True  # what was installed before the store is not known
+        self.commanded = True  # nor what a command did
+
+    def on_validated(self) -> None:
+        """Every change passed: the next changes get fresh baselines."""
+        self.files.clear()
+        self.unbaselined.clear()
+        self.owed.paths.clear()
+        self.texts_before = None
+        self.unvalidated = False
+        self.installed = False
+        self.commanded = False
+        source = self.diagnostics
+        if isinstance(source, ReleasingDiagnostics):
+            # Importers opened for these changes are closed; opened again
+            # for a later change, they get a baseline from then.
+            for path in source.release_opened():
+                self.late.pop(path, None)
+
+    async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        """See :meth:`~rein.analysis.gate.AnalyzerGate.before_change`. One
+        change at a time (``changing``)."""
+        async with self.changing:
+            await self._before_change(paths, workspace)
+
+    async def _before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        cold = self.cold()
+        self.commanded = self.commanded or not paths
+        source = self.diagnostics
+        if (
+            self.owed.paths
+            and not isinstance(paths, Writes)
+            and isinstance(source, FileByFileDiagnostics)
+        ):
+            # A deletion, a rename or a command may take a written file
+            # away: its importers are baselined while it can still be shown.
+            await self.ask_owed(self.files, workspace, source)
+        if not paths and isinstance(cold, FileByFileCounterfactual):
+            # A command in a cold session: what it changes is judged file by
+            # file, from the texts read now; the snapshot comes after it.
+            if self.texts_before is None:
+                self.texts_before = await texts_before_a_command(cold, self.progress)
+            if self.texts_before is not None:
+                self._after_change = True
+                self._command_workspace = workspace
+                return
+        if not paths or cold is None:
+            await self.ready()
+        if not paths:
+            return
+        self.unvalidated = True
+        for path in paths:
+            if path not in self.files:
+                self.files[path] = await self._capture(path, workspace, isinstance(paths, Writes))
+        if len(paths) == 2:
+            old, new = paths
+            if self.files[new].text == "" and self.files[new].renamed_from is None:
+                self.files[new] = carried(self.files[old], new)
+
+    def on_change(self, mutation: Mutation) -> None:
+        """A command's change in a cold session: its files' baseline is
+        taken now, in the background
+        (:meth:`~rein.analysis.command_ahead.BaselineAhead.on_change`)."""
+        ahead = (self.changing, self.files, self.late, self.settle_timeout_s)
+        self.ahead.on_change(
+            mutation,
+            self.diagnostics,
+            self.cold(),
+            self.texts_before,
+            self._command_workspace,
+            *ahead,
+        )
+
+    async def _capture(self, path: str, workspace: Workspace, writes: bool) -> FileBaseline:
+        """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`;
+        :mod:`rein.analysis.earlier_changes`); the importers opened with it
+        join ``late``, or, cold and ``writes``, are owed a baseline."""
+        text, whole = await text_before(path, workspace)
+        if whole is not None:
+            return whole
+        # Cold or not is decided once the text is read: the run-start
+        # snapshot may have been taken meanwhile. A cold change is marked so
+        # before the analyzers are asked: should they fail, the change goes
+        # ahead all the same, and the snapshot taken with it in place must
+        # still be corrected (before_the_run).
+        cold = self.cold()
+        self._after_change = self._after_change or cold is not None
+        found = await capture(
+            path,
+            text,
+            self.diagnostics,
+            cold,
+            self._run_start,
+            self.settle_timeout_s,
+            self.progress,
+            importers_later=await importers_later(writes, cold, self.files, reader(workspace)),
+            own_first=None
+            if cold is not None
+            else await own_first(self.diagnostics, writes, self.files, reader(workspace)),
+        )
+        for other, diagnostics in found.importers.items():
+            if other not in self.files and other not in self.late:
+                self.late[other] = diagnostics
+        self.owed.paths.update(p for p in found.owed if p not in self.files and p not in self.late)
+        before = await before_earlier_changes(
+            path,
+            text,
+            path in self.owed.paths,
+            self.diagnostics,
+            self.files,
+            self.late,
+            workspace,
+            self.settle_timeout_s,
+            self.progress,
+        )
+        self.owed.paths.discard(path)  # a changed file now, judged on its own baseline
+        return found.baseline if before is None else replace(found.baseline, diagnostics=before)
+
+    def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
+        return tuple(self._by_path.get(self.baseline, path))
+
+    def baseline_of(self, path: str) -> Sequence[Diagnostic]:
+        """A file's diagnostics before the run: from when it was first
+        analysed (``late``), else the run-start snapshot's."""
+        late = self.late.get(path, self._before_run.get(path))
+        return late if late is not None else self._by_path.get(self.baseline, path)
+
+    async def ask_owed(
+        self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics
+    ) -> dict[str, str]:
+        """:meth:`OwedImporters.ask`; the caller holds ``changing``."""
+        return await self.owed.ask(
+            cold, touched, self.files, self.late, workspace, self.settle_timeout_s, self.progress
+        )
+
+    async def before_the_run(self, ctx: GateContext, threshold: int) -> list[str]:
+        """A run-start snapshot taken after a cold change: the baseline of
+        the files with errors in it is asked for as before the run
+        (:func:`~rein.analysis.cold_start.before_the_run`). Returns the files
+        whose baseline is not known yet (asked again at the next verdict)."""
+        if not self._after_change or self.baseline is None:
+            return []
+        found, self.outside, unknown = await corrected_baseline(
+            self.diagnostics,
+            self.baseline,
+            {*self.files, *self.late, *self._before_run, *ctx.touched},
+            await self.before_and_now(ctx),
+            ctx,
+            self.files,
+            threshold,
+            self.settle_timeout_s,
+        )
+        self._before_run.update(found)
+        self._after_change = bool(unknown)
+        return unknown
+
+    async def before_and_now(
+        self, ctx: GateContext
+    ) -> tuple[dict[str, str], dict[str, str]] | None:
+        return await before_and_now(ctx.touched, self.files, ctx.workspace, self.diagnostics)
