@@ -126,7 +126,7 @@ def test_a_deleted_open_file_whose_pull_timed_out_is_not_stale(tmp_path: Path) -
     analyzer.client = RecordingLanguageClient()  # type: ignore[assignment]
     analyzer.alive = True
     analyzer.open("gone.py")
-    analyzer._unanswered("gone.py", 1, "basedpyright did not answer within 10 s")
+    analyzer.not_answered("gone.py", 1, "basedpyright did not answer within 10 s")
     (tmp_path / "gone.py").unlink()
     analyzer.change("gone.py")
     assert analyzer.unanswered == {}

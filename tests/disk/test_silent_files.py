@@ -269,7 +269,7 @@ async def test_past_its_window_a_question_out_gets_one_probe_not_every_owed_file
     assert sorted(latest) == ["a.py", "b.py"]  # the probe is out: working
     await asyncio.wait_for(probe, BOUND_S)  # answered
     assert "b.py" not in analyzer.awaiting
-    assert not analyzer.asking("a.py")  # answered after it: dropped
+    assert not analyzer.pulls.asking("a.py")  # answered after it: dropped
     pool.owed.expire(pool.analyzers, time.monotonic() + 1.0)
     assert sorted(latest) == ["a.py", "b.py", "c.py"]
     assert latest["a.py"] is not gate  # asked again

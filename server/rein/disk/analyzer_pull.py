@@ -3,7 +3,7 @@ model: ``textDocument/diagnostic``, or tsserver's report), bounded, and
 asked again where the server asks for it (``ServerCancelled``) or, for
 tsserver, until it loaded its project; and which question counts, a
 file's latest (:class:`LatestPulls`). What the answer means for the file
-is the analyzer's (:meth:`~rein.disk.analyzer_server._Analyzer._pull`)."""
+is :mod:`rein.disk.pull_answers`'s."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """One analyzer language server, driven by the pool as its LSP client
 (pygls's LanguageClient): start and initialize it, track its progress,
-send didOpen/didChange, pull or receive its diagnostics, stop it. The
+send didOpen/didChange, pull (:mod:`rein.disk.pull_answers`) or receive
+its diagnostics, stop it. The
 :class:`~rein.disk.analyzers.AnalyzerPool` owns one per running
 analyzer and decides what is open, when it is settled and what a crash
 means; the server knows it only as an :class:`AnalyzerOwner` (and does not
@@ -35,21 +36,18 @@ from rein.disk.analyzer_handshake import (
 )
 from rein.disk.analyzer_notices import Registrations, StoppedAnalysis
 from rein.disk.analyzer_process import start_process, stop_client
-from rein.disk.analyzer_pull import LatestPulls, answers_pulls, ask_diagnostics
+from rein.disk.analyzer_pull import LatestPulls, answers_pulls
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.owed_publishes import OwedFiles
 from rein.disk.owed_refresh import ENVIRONMENT_GRACE_S, OwedRefresh
 from rein.disk.pool_status import server_version
+from rein.disk.pull_answers import ask_pull
 from rein.harness.ports import Diagnostic
 
 __all__ = ["AnalyzerOwner", "AnalyzerTimeout"]
 
 log = logging.getLogger(__name__)
-
-#: Not idle this long after answering a pull it was asked though it publishes
-#: (:mod:`rein.disk.file_checks`: the answer ends basedpyright's progress).
-PULL_GRACE_S = 1.0
 
 
 def _uri(root: Path, rel: str) -> str:
@@ -105,11 +103,11 @@ class _Analyzer:
         self.alive = False
         #: Its process exited (until the next start): what is read from it
         #: now was written before, and is not taken.
-        self._exited = False
+        self.exited = False
         self._stderr_task: asyncio.Task[None] | None = None
         #: The server answers textDocument/diagnostic (set after initialize).
         self.pull = False
-        #: Its pulls out, and each file's latest (only it counts: see _pull).
+        #: Its pulls out, and each file's latest (only it counts: :mod:`rein.disk.pull_answers`).
         self.pulls = LatestPulls()
         #: Its settings sent unasked if it does not ask (asks_settings).
         self._unasked = UnaskedSettings(spec.name)
@@ -136,7 +134,7 @@ class _Analyzer:
         self.owed_refresh = OwedRefresh()
         #: Its files changed while it was not running (its findings of them are stale).
         self.changed_while_down: set[str] = set()
-        self.hold_until = 0.0  #: not idle before this (PULL_GRACE_S)
+        self.hold_until = 0.0  #: not idle before this (pull_answers.PULL_GRACE_S)
         #: Its analysis stopped and was resumed (:meth:`analysis_stopped`).
         self._stops = StoppedAnalysis()
 
@@ -226,7 +224,7 @@ class _Analyzer:
         if not resume:
             log.warning("%s (again; its open files are stale)", why)
             for path, version in list(self.awaiting.items()):
-                self._unanswered(path, version, why)
+                self.not_answered(path, version, why)
             return
         log.warning("%s; its settings sent again so it checks its open files afresh", why)
         self.client.workspace_did_change_configuration(
@@ -251,7 +249,7 @@ class _Analyzer:
         return server.pid if server is not None else None
 
     async def start(self) -> None:
-        self._exited = False
+        self.exited = False
         self.client = client = analyzer_client(self, self.spec.name)
         root = self.pool.root
         self.progress.clear()
@@ -263,7 +261,7 @@ class _Analyzer:
         command = [self.executable, *self.spec.command[1:]]
         self._stderr_task = await start_process(client, self.spec.name, command, root)
         self._unasked.reset()
-        result = await handshake(client, self.spec, root, self.settings, self._bounded)
+        result = await handshake(client, self.spec, root, self.settings, self.bounded_request)
         self._unasked.expect(client, self.spec, self.settings)
         caps = result.get("capabilities")
         self.capabilities = caps = caps if isinstance(caps, dict) else {}
@@ -296,17 +294,17 @@ class _Analyzer:
         a config file): every open file pulled again, owed until answered."""
         for path, version in list(self.versions.items()):
             self.awaiting[path] = version
-            self._schedule_pull(path, version)
+            ask_pull(self, path, version)
 
     async def on_exit(self, returncode: int | None) -> None:
         """Its process ended (the pool is told unless it was stopped)."""
         self.alive = False
-        self._exited = True
+        self.exited = True
         self._unasked.reset()
         if not self._stopping:
             await self.pool.analyzer_exited(self, returncode)
 
-    async def _bounded(
+    async def bounded_request(
         self, what: str, request: Awaitable[Any], bound_s: float = 0.0, bound: str = ""
     ) -> Any:
         """Await ``request``, at most ``bound_s`` (named ``bound`` in the
@@ -322,7 +320,7 @@ class _Analyzer:
         for path, version in self.versions.items():
             if self.pull:
                 self.awaiting[path] = version
-                self._schedule_pull(path, version)
+                ask_pull(self, path, version)
         if not self.pull:
             self.owed_refresh.owe(self.versions, grace_s)
         self.note_activity()
@@ -359,7 +357,7 @@ class _Analyzer:
         self.sent[path] = text
         self.awaiting[path] = 1
         show_opened(self.client, _uri(self.pool.root, path), self.spec.language_for(path), text)
-        self._schedule_pull(path, 1)
+        ask_pull(self, path, 1)
 
     def close(self, path: str) -> None:
         """Close an open file; its diagnostics are forgotten (a file-by-file
@@ -406,31 +404,18 @@ class _Analyzer:
         self.sent[path] = text
         self.awaiting[path] = version
         show_changed(self.client, uri, version, text)
-        self._schedule_pull(path, version)
+        ask_pull(self, path, version)
         for other, at in list(self.versions.items()) if self.spec.tsserver else ():
             if other != path:  # asked again too: the change may break them
                 self.awaiting[other] = at
-                self._schedule_pull(other, at)
+                ask_pull(self, other, at)
 
     def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None:
         """Ask for ``path``'s diagnostics afresh, even if it publishes
         (file_checks), within ``bound_s`` (named ``bound``)."""
         self.findings.result_ids.pop(path, None)
         self.awaiting[path] = self.versions[path]
-        self._schedule_pull(path, self.versions[path], force=True, bound_s=bound_s, bound=bound)
-
-    def working_until(self, now: float) -> float | None:
-        """Until when a pull of it not answered yet shows it working (None:
-        none does now; :mod:`rein.disk.silent_files`)."""
-        return self.pulls.working_until(now)
-
-    def overdue(self, now: float) -> bool:
-        """A pull of it is out past its working window (:mod:`rein.disk.silent_files`)."""
-        return self.pulls.overdue(now)
-
-    def asking(self, path: str) -> bool:
-        """``path``'s latest pull is out (:mod:`rein.disk.silent_files`)."""
-        return self.pulls.asking(path)
+        ask_pull(self, path, self.versions[path], force=True, bound_s=bound_s, bound=bound)
 
     @property
     def answers_pulls(self) -> bool:
@@ -441,66 +426,7 @@ class _Analyzer:
         """Its last answer for ``path`` came from an analysis (file_checks)."""
         return self.findings.analysed(path)
 
-    def _schedule_pull(
-        self, path: str, version: int, *, force: bool = False, bound_s: float = 0.0, bound: str = ""
-    ) -> None:
-        if not (self.pull or force) or self.client is None:
-            return
-        request_s = self.pool.request_timeout_s
-        working_s = min(bound_s or request_s, request_s)
-        self.pulls.ask(path, self._pull(self.client, path, version, bound_s, bound), working_s)
-
-    async def _pull(
-        self, client: LanguageClient, path: str, version: int, bound_s: float, bound: str
-    ) -> None:
-        """Ask for the diagnostics of ``path`` at ``version`` (pull model).
-        Only the file's latest question to the current server (``client``,
-        the one asked) counts, and
-        its timeout only while the file is still owed: an earlier question
-        (asked again since), a server's from before a restart, or a
-        question whose debt a publish settled meanwhile says nothing."""
-        me = asyncio.current_task()
-
-        def latest() -> bool:
-            return self.client is client and self.pulls.is_latest(path, me)
-
-        report, failure = await ask_diagnostics(
-            client,
-            self.spec,
-            self.pool.root,
-            path,
-            self.findings.result_ids.get(path),
-            lambda what, request: self._bounded(what, request, bound_s, bound),
-            lambda: self.versions.get(path) == version,
-        )
-        if failure is not None:
-            # Not owed any more (the wait would run to the settle bound
-            # for nothing): the snapshot says this file is stale, and why.
-            if latest() and path in self.awaiting:
-                log.warning("%s", failure)
-                self._unanswered(path, version, failure)
-            return
-        if self.versions.get(path) != version:
-            return  # a newer version is already being pulled
-        if not latest():
-            # Asked again since (the file's version the same: another file
-            # was shown another text meanwhile): this answer may predate it.
-            return
-        if self._exited:
-            return  # read after its process exited: see on_publish
-        if self.findings.blind(report) and path not in self.awaiting:
-            return  # not analysed, and a publish settled it meanwhile: that stands
-        self.pulls.answered(me)
-        self.findings.answered(path, report)
-        wanted = self.awaiting.get(path)
-        if wanted is not None and wanted <= version:
-            del self.awaiting[path]
-        self.last_activity = time.monotonic()
-        if not self.pull:  # asked though it publishes: see PULL_GRACE_S
-            self.hold_until = self.last_activity + PULL_GRACE_S
-        self.pool.analyzer_published(path)
-
-    def _unanswered(self, path: str, version: int, reason: str) -> None:
+    def not_answered(self, path: str, version: int, reason: str) -> None:
         """The pull of ``path`` at ``version`` got no answer: the snapshot
         says the file is stale, and why (unless a newer version is owed)."""
         if self.versions.get(path) == version:
@@ -520,7 +446,7 @@ class _Analyzer:
         structuring it) or as lsprotocol's object. One read after its
         process exited (a publish it wrote before it died) is dropped: the
         crash cleared what it had said, which is stale until it runs again."""
-        if self._exited:
+        if self.exited:
             return
         self.last_activity = time.monotonic()
         self._unasked.published()

@@ -33,7 +33,7 @@ as they are again.
 
 basedpyright ends its progress when it answered such a pull, though its
 workspace analysis goes on at its next pass: it is not idle for
-:data:`~rein.disk.analyzer_server.PULL_GRACE_S` after the answer, or the
+:data:`~rein.disk.pull_answers.PULL_GRACE_S` after the answer, or the
 run-start snapshot would be taken in that gap, before the workspace was
 analysed.
 """

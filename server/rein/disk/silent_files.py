@@ -59,6 +59,8 @@ import time
 from collections.abc import Iterable
 from typing import Protocol
 
+from rein.disk.analyzer_pull import LatestPulls
+
 __all__ = ["BOUND", "SILENT_S", "PulledAnalyzer", "SilentFiles"]
 
 log = logging.getLogger(__name__)
@@ -106,9 +108,8 @@ class PulledAnalyzer(Protocol):
     def versions(self) -> dict[str, int]: ...
     @property
     def unanswered(self) -> dict[str, str]: ...
-    def working_until(self, now: float) -> float | None: ...
-    def overdue(self, now: float) -> bool: ...
-    def asking(self, path: str) -> bool: ...
+    @property
+    def pulls(self) -> LatestPulls: ...
     def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None: ...
     def note_activity(self) -> None: ...
 
@@ -137,7 +138,7 @@ class SilentFiles:
                 continue  # pulled anyway, or working: a progress end is heard
             if not analyzer.answers_pulls:
                 continue  # a question would wait out its bound
-            working = analyzer.working_until(now)
+            working = analyzer.pulls.working_until(now)
             if working is not None:
                 # Working on a question (a cold gate's pulls: basedpyright
                 # shows no progress while it checks a file for one), not
@@ -150,14 +151,14 @@ class SilentFiles:
             # A question out past its window: the server is checking a file
             # for it still, or dropped it. One file is asked (a probe,
             # queued behind it); answered first, the question is dropped.
-            probe = analyzer.overdue(now)
+            probe = analyzer.pulls.overdue(now)
             owed = analyzer.awaiting
             for path, version in list(owed.items()):
                 since = owed.since.get(path, now)
                 entry = asked.get(path)
                 if entry is not None and entry[:2] == (version, since):
                     continue  # asked for this debt: its pull is bounded
-                if analyzer.asking(path):
+                if analyzer.pulls.asking(path):
                     continue  # asked (a gate's question): a pull would replace it
                 at = max(analyzer.last_activity, since) + self.silent_s
                 if at > now:
