@@ -32,6 +32,7 @@ class StubAnalyzer:
     """What the pool asks of an analyzer: owns, change, refresh."""
 
     def __init__(self, *, watches_files: bool) -> None:
+        self.spec = SimpleNamespace(name="basedpyright")  # a preset: reads no prose
         self.alive = True
         self.client = Client()
         self.watches_files = watches_files

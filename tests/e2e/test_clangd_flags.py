@@ -2,7 +2,7 @@
 unchanged ``main.c`` no longer compiles: the real clangd, a real headless
 session. clangd watches no file and reads its flags when it first builds a
 file; the pool restarts it for such a setting
-(:class:`~rein.disk.pool_environment.SettingsRestarts`), and the gate's
+(:class:`~rein.disk.pool_environment.SettingChanges`), and the gate's
 counterfactual question does not take the error for one there without the
 run (the flags cannot be shown as they were). Both passed before
 (review23). Whole-workspace mode only: past ``workspaceMaxFiles`` clangd

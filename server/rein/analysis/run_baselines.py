@@ -50,7 +50,7 @@ from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
-from rein.analysis.run_texts import before_and_now, reader
+from rein.analysis.run_texts import before_and_now, reader, settings_changed
 from rein.harness.gating.gate_types import (
     DeferredWorkspace,
     FileByFileCounterfactual,
@@ -236,7 +236,12 @@ class RunBaselines:
                 self._after_change = True
                 self._command_workspace = workspace
                 return
-        if not paths or cold is None:
+        if not paths or cold is None or settings_changed(source, paths):
+            # A setting the analyzers read but never open (pyproject.toml,
+            # pyrightconfig.json) cannot be baselined file by file: what
+            # every file was before it needs the run-start snapshot, taken
+            # before the change (after it, the new setting's findings
+            # were taken for the state before the run).
             await self.ready()
         if not paths:
             return

@@ -12,10 +12,13 @@ is resumed: :class:`StoppedAnalysis`). The server is known here only as a
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
+
+from rein.disk.watch_globs import Watcher, watchers_of
 
 __all__ = [
     "ANALYSIS_STOPPED",
@@ -57,14 +60,23 @@ class Registrations:
 
     def __init__(self) -> None:
         self._methods: dict[str, str] = {}
+        #: The file watchers of each didChangeWatchedFiles registration.
+        self._watchers: dict[str, list[Watcher]] = {}
 
     def register(self, params: lsp.RegistrationParams) -> None:
         for registration in params.registrations:
             self._methods[registration.id] = registration.method
+            if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
+                self._watchers[registration.id] = watchers_of(registration.register_options)
 
     def unregister(self, params: lsp.UnregistrationParams) -> None:
         for registration in params.unregisterations:
             self._methods.pop(registration.id, None)
+            self._watchers.pop(registration.id, None)
+
+    def watches(self, root: Path, path: str, kind: lsp.FileChangeType) -> bool:
+        """Some standing watcher wants ``path`` (under ``root``) changing so."""
+        return any(w.wants(root, path, kind) for ws in self._watchers.values() for w in ws)
 
     def has(self, method: str) -> bool:
         """Some registration of ``method`` stands."""
@@ -72,6 +84,7 @@ class Registrations:
 
     def clear(self) -> None:
         self._methods.clear()
+        self._watchers.clear()
 
 
 class StoppedAnalysis:

@@ -48,7 +48,7 @@ from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.owed_publishes import OwedPublishes
 from rein.disk.pool_environment import (
-    SettingsRestarts,
+    SettingChanges,
     tell_environment_changed,
     tell_file_set_changed,
 )
@@ -154,7 +154,7 @@ class AnalyzerPool:
         #: Every file name, for the changes that were never files (:mod:`rein.disk.file_presence`).
         self.presence = FilePresence(self.root)
         #: Analyzers to restart for a setting they read only at start (clangd's flags).
-        self.settings_restarts = SettingsRestarts()
+        self.setting_changes = SettingChanges()
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 
@@ -334,7 +334,7 @@ class AnalyzerPool:
                 unowned.append(path)  # a file that is gone has no diagnostics
         if created or deleted:
             self.file_set_changed(created, deleted)
-        self.settings_restarts.changed(self.analyzers, mutation.paths)
+        self.setting_changes.changed(self.analyzers, mutation.paths)
         if unowned and self.on_diagnostics_changed is not None:
             # Nobody analyses these files, or they are gone: their (empty)
             # diagnostics are fresh now (what their importers say is waited for
@@ -422,7 +422,7 @@ class AnalyzerPool:
             await asyncio.wait_for(self._started.wait(), timeout_s)
         except TimeoutError:
             return False
-        await self.settings_restarts.apply(self.analyzers)
+        await self.setting_changes.apply(self.analyzers)
         while True:
             now = time.monotonic()
             expires = self.owed.expire(self.analyzers, now)

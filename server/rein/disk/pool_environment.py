@@ -2,14 +2,19 @@
 open documents: the environment under them (an install: a
 didChangeWatchedFiles for the changed paths and their settings again to
 those that watch files, a restart for the others), files that appeared or
-went (:func:`tell_file_set_changed`), and a setting an analyzer reads only
-when it starts (:class:`SettingsRestarts`: a restart).
+went (:func:`tell_file_set_changed`), and a changed setting it reads but is
+not shown as a document (:class:`SettingChanges`: a didChangeWatchedFiles
+event where it watches the file, a restart where it reads it only at start).
 
 clangd (14 here) registers no file watching: it read ``compile_flags.txt``
 when it first built a file and kept the flags. A run that changed them so
 that an unchanged ``main.c`` no longer compiled kept ``main.c``'s start-up
 diagnostics, and the verdict passed (review23; a re-pull or republish
-does not re-read them, a restart does)."""
+does not re-read them, a restart does). ruff, basedpyright and gopls watch
+their settings' files (their registered globs, :mod:`rein.disk.watch_globs`)
+but were told only of created and deleted files: a run's
+``select = ["ALL"]`` or ``typeCheckingMode`` change was never seen
+(fix26)."""
 
 from __future__ import annotations
 
@@ -20,8 +25,9 @@ from lsprotocol import types as lsp
 
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.owed_refresh import INSTALL_GRACE_S
+from rein.harness.gating.analyzer_inputs import CODE_EXTENSIONS, custom_analyzers, never_read
 
-__all__ = ["READ_AT_START", "SettingsRestarts", "tell_environment_changed", "tell_file_set_changed"]
+__all__ = ["READ_AT_START", "SettingChanges", "tell_environment_changed", "tell_file_set_changed"]
 
 #: Per preset that watches no file: the settings (file names) it reads
 #: only at start. clangd's: its compilation database and flags, its
@@ -29,8 +35,8 @@ __all__ = ["READ_AT_START", "SettingsRestarts", "tell_environment_changed", "tel
 #: /design/compile-commands).
 READ_AT_START: dict[str, frozenset[str]] = {
     "clangd": frozenset({"compile_flags.txt", "compile_commands.json", ".clangd", ".clang-tidy"}),
+    "typescript": frozenset({"tsconfig.json", "jsconfig.json"}),
 }
-_ALL_READ_AT_START: frozenset[str] = frozenset().union(*READ_AT_START.values())
 
 
 async def tell_environment_changed(
@@ -88,25 +94,46 @@ def tell_file_set_changed(
         analyzer.refresh()
 
 
-class SettingsRestarts:
-    """Analyzers owed a restart: a setting they read only at start
-    (:data:`READ_AT_START`) changed. Noted as the change is heard (no
-    wait there), done before the pool is next waited for (its
-    ``wait_idle``), so a verdict sees what they make of every open file with
-    the new settings."""
+class SettingChanges:
+    """A changed setting an analyzer reads but is not shown as a document
+    (``pyproject.toml``, ``pyrightconfig.json``, ``go.mod``,
+    ``compile_flags.txt``), told the way it takes it: a
+    ``workspace/didChangeWatchedFiles`` event when one of its registered
+    watchers wants the path (ruff, basedpyright, gopls; their open files
+    are then owed a fresh analysis), else a restart when it reads the
+    setting only at start (:data:`READ_AT_START`: noted as the change is
+    heard, done before the pool is next waited for, its ``wait_idle``), so
+    a verdict sees what they make of every open file with the new
+    settings. No preset re-reads a file on ``workspace/didChangeConfiguration``
+    alone (that sends the client's settings, not the files')."""
 
     def __init__(self) -> None:
         self._owed: set[str] = set()
 
     def changed(self, analyzers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
-        """``paths`` changed: note each analyzer that reads one of them only
-        at start and is not told of files (it does not watch them)."""
-        names = {p.rsplit("/", 1)[-1] for p in paths} & _ALL_READ_AT_START
-        if not names:
-            return  # an ordinary change: nothing to look at
+        """``paths`` changed: tell each analyzer that watches one of them it
+        does not own, and note those owed a restart."""
+        paths = [p for p in paths if _setting(p, custom=True)]
+        if not paths:
+            return  # sources only (the usual change): their documents are sent
         for analyzer in analyzers:
-            reads = READ_AT_START.get(analyzer.spec.name, frozenset())
-            if analyzer.alive and not analyzer.watches_files and names & reads:
+            if not analyzer.alive or analyzer.client is None:
+                continue
+            custom = custom_analyzers([analyzer.spec.name])
+            read = [p for p in paths if not analyzer.owns(p) and _setting(p, custom=custom)]
+            if not read:
+                continue  # an ordinary change: its documents are sent
+            root = analyzer.pool.root
+            kinds = {p: _kind(root, p) for p in read}
+            told = [p for p, kind in kinds.items() if analyzer.registrations.watches(root, p, kind)]
+            if told:
+                changes = [lsp.FileEvent(uri=(root / p).as_uri(), type=kinds[p]) for p in told]
+                analyzer.client.workspace_did_change_watched_files(
+                    lsp.DidChangeWatchedFilesParams(changes=changes)
+                )
+                analyzer.refresh()
+            untold = {p.rsplit("/", 1)[-1] for p in read if p not in told}
+            if untold & READ_AT_START.get(analyzer.spec.name, frozenset()):
                 self._owed.add(analyzer.spec.name)
 
     async def apply(self, analyzers: Sequence[_Analyzer]) -> None:
@@ -115,3 +142,19 @@ class SettingsRestarts:
         for analyzer in analyzers:
             if analyzer.spec.name in owed and analyzer.alive:
                 await analyzer.restart()
+
+
+def _setting(path: str, *, custom: bool) -> bool:
+    """``path`` may be a setting an analyzer reads: read by one
+    (:func:`~rein.harness.gating.analyzer_inputs.never_read`) and no
+    source of any language (another analyzer's document: basedpyright's
+    ``**`` watcher would have it re-pull its files for every ``.c`` file)."""
+    name = path.rsplit("/", 1)[-1]
+    suffix = name[name.rfind(".") :].lower() if "." in name.lstrip(".") else ""
+    return not never_read(path, custom=custom) and suffix not in CODE_EXTENSIONS
+
+
+def _kind(root: Path, path: str) -> lsp.FileChangeType:
+    """A setting's change: changed while it is there (a new one too: the
+    servers reload on any event of their settings' files), else deleted."""
+    return lsp.FileChangeType.Changed if (root / path).exists() else lsp.FileChangeType.Deleted
