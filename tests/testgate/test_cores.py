@@ -173,7 +173,7 @@ async def test_a_test_file_collected_only_for_its_import_is_in_a_share(
 
     assert timings["first_shares"] == 2
     assert [b.message for b in outcome.blockers] == [
-        "tests/test_b.py cannot be collected (the test file does not import)"
+        "tests/test_b.py cannot be collected (importing it or making its tests failed)"
     ]
 
 

@@ -169,7 +169,7 @@ async def test_a_collection_error_blocks_in_a_test_file_the_run_changed(tmp_path
 
     assert [(b.message, b.path, b.line) for b in outcome.blockers] == [
         (
-            "tests/test_other.py cannot be collected (the test file does not import)",
+            "tests/test_other.py cannot be collected (importing it or making its tests failed)",
             "tests/test_other.py",
             0,
         ),

@@ -163,7 +163,7 @@ async def test_a_changed_test_file_in_a_subproject_that_does_not_import_blocks(
     outcome = await verdict_on(root, "backend/tests/test_m.py", TWO + "\ndef oops(:\n")
 
     assert [b.message for b in outcome.blockers] == [
-        "backend/tests/test_m.py cannot be collected (the test file does not import)"
+        "backend/tests/test_m.py cannot be collected (importing it or making its tests failed)"
     ]
 
 
@@ -290,3 +290,52 @@ async def test_a_test_file_that_cannot_be_collected_is_only_collected_in_the_bas
         f"tests/test_b.py::{shadow_runs.NO_TEST}"
     )
     assert shadow_runs.collect_only("tests/test_b.py::test_b") == "tests/test_b.py::test_b"
+
+
+async def test_a_collection_error_made_with_the_tests_is_judged_against_the_baseline(
+    tmp_path: Path,
+) -> None:
+    # Each file imports; pytest fails making its tests. test_c.py (a
+    # parametrize of 3 names given 2 values) and test_d.py (its
+    # pytest_generate_tests calls a name mod lacks) failed so before the
+    # run too; test_e.py's parametrize uses mod.more, which the run removes.
+    log = tmp_path / "calls.log"
+    call = f"    with open({str(log)!r}, 'a') as out:\n        out.write(f'{{n}} {{{{mod.VALUE}}}}\\n')\n"
+    mod = "VALUE = 1\n\n\ndef cases():\n    return [(1, 2)]\n\n\ndef more():\n    return [1]\n"
+    test_c = (
+        "import pytest\nimport mod\n\n\n@pytest.mark.parametrize('a,b,c', mod.cases())\n"
+        "def test_c(a, b, c):\n" + call.format(n="c")
+    )
+    test_d = (
+        "import mod\n\n\ndef pytest_generate_tests(metafunc):\n"
+        "    metafunc.parametrize('n', mod.missing_cases())\n\n\n"
+        "def test_d(n):\n" + call.format(n="d")
+    )
+    test_e = (
+        "import pytest\nimport mod\n\n\n@pytest.mark.parametrize('n', getattr(mod, 'more')())\n"
+        "def test_e(n):\n" + call.format(n="e")
+    )
+    root = project(
+        tmp_path / "proj",
+        {
+            "mod.py": mod,
+            "tests/test_c.py": test_c,
+            "tests/test_d.py": test_d,
+            "tests/test_e.py": test_e,
+            "tests/test_ok.py": "import mod\n\n\ndef test_ok():\n    assert mod.VALUE\n",
+        },
+    )
+    workspace = FakeWorkspace({"mod.py": mod}, root=str(root))
+    gate = gate_for(root)
+    after = "VALUE = 2\n\n\ndef cases():\n    return [(1, 2)]\n"
+    await changed(gate, workspace, "mod.py", after)
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_e.py cannot be collected (importing it or making its tests failed)"
+    ]
+    assert "failing before the run too (not blocking): tests/test_c.py, tests/test_d.py" in (
+        outcome.detail
+    )
+    # The baseline made test_e.py's tests and ran none of them.
+    assert not log.exists()

@@ -296,7 +296,7 @@ async def test_a_changed_test_file_missing_a_module_before_the_run_too_blocks_no
     added = "import not_installed_here\n" + TESTS
     outcome = await verdict_on(root, "tests/test_mod.py", added)
     assert [b.message for b in outcome.blockers] == [
-        "tests/test_mod.py cannot be collected (the test file does not import)"
+        "tests/test_mod.py cannot be collected (importing it or making its tests failed)"
     ]
 
 

@@ -39,6 +39,11 @@ pytest runs it, :mod:`rein.testgate.warm`):
   makes them all in the files no valid record lists the tests of (the
   ``whole`` files, ``REIN_TESTS_COLLECT_ALL``), and deselects: its record
   lists every test of those files, and only of those.
+  A file named with :data:`NO_TEST` alone (the baseline's check that a
+  file that cannot be collected now could be before the run) has all its
+  tests made and deselected: an error made with them (a bad
+  ``parametrize``, a ``pytest_generate_tests`` that raises) is reported
+  as the file's collection error, as in the first run, and none runs.
 * ``tmp_path``: pytest's temporary folders are made in the shadow's
   private folder (``PYTEST_DEBUG_TEMPROOT``, unless set: ``<the tree's
   name>.tmp`` there, which the tree is not), not in the
@@ -84,6 +89,7 @@ from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
 __all__ = [
+    "NO_TEST",
     "PLUGIN",
     "XDIST_FROM_FILES",
     "PytestCall",
@@ -101,6 +107,11 @@ _ONLY_ENV = "REIN_TESTS_ONLY"
 #: Every test of the files is made into an item, named or not (a recorded
 #: run): "1" for every file, else a file naming the test files so collected.
 _COLLECT_ALL_ENV = "REIN_TESTS_COLLECT_ALL"
+#: A test name no test has: named alone for a file in ``only``, the file
+#: is collected whole (imported, every test made, so an error made with
+#: them is reported as the file's collection error) and none of its tests
+#: runs (all deselected).
+NO_TEST = "<rein: collect only>"
 
 _PLUGIN_SOURCE = '''"""Written by Rein's tests gate: pytest's reports as JSON lines."""
 import json
@@ -214,13 +225,20 @@ def _whole(file):
     return whole is True or (bool(whole) and file in whole)
 
 
+NO_TEST = __NO_TEST__
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector, name, obj):
     # A test or class no named test is or lies in is never made (its
     # parameters, its fixtures' closure): a file collects what it must,
     # unless the run is recorded and no record lists the file's tests (a
     # new record lists all of them).
-    if not _wanted() or _whole(collector.nodeid.split("::")[0]):
+    file = collector.nodeid.split("::")[0]
+    if not _wanted() or _whole(file) or file + "::" + NO_TEST in _state["wanted"]:
+        # A file named with NO_TEST (collected, none of its tests run):
+        # its items are made, then all deselected, so an error made with
+        # them (a bad parametrize, its pytest_generate_tests) is reported.
         return None
     node = collector.nodeid + "::" + name
     if node in _state["heads"]:
@@ -247,6 +265,7 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
 '''
+_PLUGIN_SOURCE = _PLUGIN_SOURCE.replace("__NO_TEST__", repr(NO_TEST))
 
 #: pytest's configuration files, and the section that makes one count.
 _CONFIG_FILES = {

@@ -91,7 +91,7 @@ def blocker_for(
         # stderr): the assertion is on the next line.
         first[0] = f"{first[0].rstrip()} {first[1].strip()}"
     if result.collection_error:
-        message = f"{result.node_id} cannot be collected (the test file does not import)"
+        message = f"{result.node_id} cannot be collected (importing it or making its tests failed)"
     else:
         message = f"{result.node_id} failed: {first[0] if first else result.outcome}"
     parts: list[str] = []

@@ -33,6 +33,7 @@ from rein.testgate.cores import Cores, Share, own_xdist, workers_for
 from rein.testgate.judging import unreachable
 from rein.testgate.junit import TestResult
 from rein.testgate.picking import Picker
+from rein.testgate.pytest_run import NO_TEST
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.runner import RunnerSpec, TestRun, report_path, run_tests, takes_xdist
 from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
@@ -343,18 +344,15 @@ class ShadowRuns:
         return (self.root / path).exists()
 
 
-#: A test name no test has: named alone in a file's ``only``, the file is
-#: collected (imported) and none of its tests is made or run
-#: (:mod:`rein.testgate.pytest_run`'s ``REIN_TESTS_ONLY``).
-NO_TEST = "<rein: collect only>"
-
-
 def collect_only(node_id: str) -> str:
     """What a baseline run names for a failing ``node_id``: itself, or for
     a test file that could not be collected (its node id is its path) the
-    file with :data:`NO_TEST`: its collection there, without its tests
-    (a broken import in Toolz's ``curried``: nine whole files' tests ran
-    in the baseline to tell that they import there)."""
+    file with :data:`~rein.testgate.pytest_run.NO_TEST`: its collection
+    there, every test made (an error made with them, a bad
+    ``parametrize``, a ``pytest_generate_tests`` that raises, is the
+    file's collection error as it is in the first run) and none run (a
+    broken import in Toolz's ``curried``: nine whole files' tests ran in
+    the baseline to tell that they import there)."""
     if "::" in node_id or not node_id.endswith(".py"):
         return node_id
     return f"{node_id}::{NO_TEST}"
