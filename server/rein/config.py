@@ -255,6 +255,7 @@ class ReinConfig(BaseModel):
             tools=self.tools,
             instructions=self.instructions,
             max_tool_result_chars=self.harness.max_tool_result_chars,
+            diagnostics_wait_ms=self.gates.analyzer.settle_timeout_ms,
         )
 
 

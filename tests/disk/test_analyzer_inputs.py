@@ -108,7 +108,11 @@ def pool(root: Path, analyzers: tuple[str, ...] = ("ruff", "basedpyright")) -> S
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     index = ImportIndex(files, lambda path: (root / path).read_text())
     specs = [SimpleNamespace(name=name) for name in analyzers]
-    return SimpleNamespace(imports=index, presence=FilePresence(root), specs=specs)
+
+    def read(path: str) -> str | None:
+        return (root / path).read_text() if (root / path).is_file() else None
+
+    return SimpleNamespace(imports=index, presence=FilePresence(root), specs=specs, read=read)
 
 
 async def test_a_file_no_analyzer_reads_reaches_nothing(tmp_path: Path) -> None:

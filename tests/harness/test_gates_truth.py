@@ -733,3 +733,18 @@ async def test_an_accepted_empty_reply_still_goes_through_the_gates() -> None:
     [gate] = events.of("gate_result")
     assert gate.status == "blocked"
     assert result.status == "failed"  # the gate found the new error; no budget to repair
+
+
+def test_a_finding_a_settings_change_raised_to_an_error_is_not_the_old_one() -> None:
+    """A rule turned on in the analyzers' settings makes an old hint an error
+    (basedpyright's unused variable: a hint always, an error with
+    ``reportUnusedVariable = "error"``): the run's error, in a changed file
+    (matched exactly or by rule) and in an untouched one."""
+    text = "def f() -> None:\n    unused = 1\n"
+    hint = diag("a.py", 1, '"unused" is not accessed', code="U", source="s", severity=4)
+    error = diag("a.py", 1, '"unused" is not accessed', code="U", source="s", severity=1)
+    reworded = diag("a.py", 1, '"unused" is unused', code="U", source="s", severity=1)
+    assert blocking_in_file([error], FileBaseline("a.py", text, (hint,)), text) == [error]
+    assert blocking_in_file([reworded], FileBaseline("a.py", text, (hint,)), text) == [reworded]
+    assert blocking_untouched([error], [hint]) == [error]
+    assert blocking_untouched([error], [error]) == []

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
+from rein.config import ReinConfig
 from rein.harness.errors import SandboxError, ToolError
 from rein.harness.ports import Diagnostic
 from rein.harness.tools import ToolEnvironment
 from rein.tools import AskUserTool, GetDiagnosticsTool
+from rein.tools.settings import ToolSettings
 from tests.fakes.approvals import FakeUserChannel
 from tests.fakes.diagnostics import FakeDiagnostics
 from tests.fakes.tools import ToolCallRecorder
@@ -104,22 +108,57 @@ async def test_ask_user_without_a_channel() -> None:
 
 class DeferringDiagnostics(FakeDiagnostics):
     """A source whose whole-workspace analysis waits to be asked for:
-    until then it knows the changed files' diagnostics only."""
+    until then it knows the changed files' diagnostics only. Once asked, its
+    diagnostics are published only when the analysis ends, which an idle
+    wait sees (``finishes``: it ends within the wait's bound)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, finishes: bool = True) -> None:
         super().__init__([])
         self.deferred = True
+        self.finishes = finishes
+        self.waits: list[float] = []
 
     def workspace_deferred(self) -> bool:
         return self.deferred
 
     async def analyse_workspace(self) -> None:
         self.deferred = False
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        self.waits.append(timeout_s)
+        if self.deferred or not self.finishes:
+            return False  # not started, or not ended within the bound
         self.diagnostics = list(DIAGNOSTICS)
+        return True
+
+    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
+        return ()
+
+    async def environment_changed(self, paths: Sequence[str]) -> None:
+        return None
 
 
-async def test_a_deferred_workspace_analysis_is_started_before_diagnostics_are_shown() -> None:
+async def test_a_deferred_workspace_analysis_is_started_and_waited_for() -> None:
     source = DeferringDiagnostics()
-    result = await _calls(source).run(GetDiagnosticsTool())
+    settings = ToolSettings(diagnostics_wait_ms=7_000)
+    env = ToolEnvironment(workspace=FakeWorkspace(), diagnostics=source, settings=settings)
+    result = await ToolCallRecorder(env).run(GetDiagnosticsTool())
     assert not source.deferred
+    assert source.waits == [7.0]  # the gate's bound, from the settings
     assert result.content.splitlines()[0] == "1 error, 1 warning, 1 info in 2 files:"
+    assert result.details["stale"] is False
+
+
+async def test_a_deferred_analysis_past_its_bound_is_reported_incomplete() -> None:
+    source = DeferringDiagnostics(finishes=False)
+    result = await _calls(source).run(GetDiagnosticsTool())
+    assert source.waits == [120.0]  # gates.analyzer.settleTimeoutMs's default
+    lines = result.content.splitlines()
+    assert lines[0] == "No diagnostics."
+    assert "still checking the workspace" in lines[1] and "incomplete" in lines[1]
+    assert result.details["stale"] is True
+
+
+def test_the_wait_is_the_analyzer_gates_bound() -> None:
+    config = ReinConfig.model_validate({"gates": {"analyzer": {"settleTimeoutMs": 4_500}}})
+    assert config.tool_settings().diagnostics_wait_ms == 4_500

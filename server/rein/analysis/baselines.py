@@ -128,8 +128,10 @@ def line_map(old_text: str, new_text: str) -> LineMap:
     return result
 
 
-def _key(d: Diagnostic) -> tuple[str | None, str | None, str]:
-    return (d.source, d.code, d.message)
+def _key(d: Diagnostic) -> tuple[str | None, str | None, int, str]:
+    """Analyzer, rule, severity and message: a finding a settings change
+    raised (a hint of an unused variable made an error) is not the old one."""
+    return (d.source, d.code, d.severity, d.message)
 
 
 def _sort(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -161,7 +163,7 @@ def blocking_untouched(
     same_rule = _same_rule_left(exact)
     rest: list[Diagnostic] = []
     for d in unmatched:
-        rule = (d.source, d.code, d.path, d.line)
+        rule = (d.source, d.code, d.severity, d.path, d.line)
         if d.code is not None and same_rule[rule] > 0:
             same_rule[rule] -= 1  # the old error, worded differently this time
         else:
@@ -220,7 +222,7 @@ def blocking_in_file(
     for d in unmatched:
         block = mapping.new_block.get(d.line)
         near = (*_key(d), block)
-        rule = (d.source, d.code, d.line)
+        rule = (d.source, d.code, d.severity, d.line)
         if d.code is not None and same_rule[rule] > 0:
             same_rule[rule] -= 1  # the old error, worded differently this time
         elif block is not None and nearby[near] > 0:
@@ -237,9 +239,9 @@ def _same_rule_left(exact: Counter[tuple[object, ...]]) -> Counter[tuple[object,
     a recursive type to a varying depth), so the same rule of the same
     analyzer on the same line is the same error."""
     left: Counter[tuple[object, ...]] = Counter()
-    for (source, code, _message, *where), count in exact.items():
+    for (source, code, severity, _message, *where), count in exact.items():
         if count > 0 and code is not None:
-            left[(source, code, *where)] += count
+            left[(source, code, severity, *where)] += count
     return left
 
 

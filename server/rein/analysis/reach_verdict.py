@@ -119,7 +119,9 @@ async def reach_file_by_file(
     if reach is None:
         return (
             "what the change can reach is not known (a changed file the analyzers "
-            "read is no Python module: a setting, another language's file)"
+            "read is no Python module: a setting, another language's file; or a "
+            "module imported through a folder the import scan does not follow: a "
+            "stubPath, extraPaths)"
         )
     if len(reach) > CLOSURE_BOUND:
         return (

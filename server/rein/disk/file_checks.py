@@ -51,6 +51,7 @@ from typing import Protocol
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.file_presence import FilePresence
+from rein.disk.import_roots import outside_the_scan, unmodelled_roots
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
 from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input, custom_analyzers
@@ -206,13 +207,19 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
     :func:`~rein.harness.gating.analyzer_inputs.analyzer_input`). A file no
     analyzer reads (prose, a backup, a log, data) reaches nothing, nor a
     path that never was a file (:func:`never_there`). With an analyzer
-    that is no preset every file but a module is read (:func:`input_kind`)."""
+    that is no preset every file but a module is read (:func:`input_kind`).
+    Nor is it known for a module under a folder basedpyright resolves
+    imports from that the scan does not model (``typings/``, ``extraPaths``:
+    :mod:`rein.disk.import_roots`)."""
     kinds = {p: input_kind(pool, p) for p in paths if not never_there(pool, p)}
     code = [p for p, kind in kinds.items() if kind != "unread"]
     if not paths or any(kind == "read" for kind in kinds.values()):
         return None
     if not code:
         return set()
+    roots = unmodelled_roots(pool.read)
+    if any(kinds[p] == "module" and outside_the_scan(p, roots) for p in code):
+        return None  # imported by a name the scan does not know (:mod:`rein.disk.import_roots`)
     paths = code
     index = _index(pool)
     if not index.built:

@@ -8,9 +8,10 @@ from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
 from rein.harness.gating.gate_types import DeferredWorkspace
-from rein.harness.ports import Diagnostic
+from rein.harness.ports import Diagnostic, SettlingDiagnostics
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
+from rein.tools.settings import settings_of
 
 __all__ = ["GetDiagnosticsArgs", "GetDiagnosticsTool", "format_diagnostic"]
 
@@ -76,15 +77,21 @@ class GetDiagnosticsTool(Tool[GetDiagnosticsArgs]):
         if args.paths:
             _, sandbox = sandbox_of(ctx)
             paths = [sandbox.resolve(p) for p in args.paths]
+        checking = False
         if isinstance(source, DeferredWorkspace) and source.workspace_deferred():
             # The analyzers check the changed files only until asked for the
             # rest: "no diagnostics" for a file nobody analysed would be false.
+            # Started now, it is waited for, under the analyzer gate's bound.
             await source.analyse_workspace()
+            if isinstance(source, SettlingDiagnostics):
+                wait_s = settings_of(ctx).diagnostics_wait_ms / 1000
+                checking = not await source.wait_idle(wait_s)
         snapshot = await source.snapshot(paths)
         found = sorted(
             snapshot.diagnostics, key=lambda d: (d.path, d.line, d.character, d.severity)
         )
-        details = {"count": len(found), "generation": snapshot.generation, "stale": snapshot.stale}
+        stale = snapshot.stale or checking
+        details = {"count": len(found), "generation": snapshot.generation, "stale": stale}
         lines: list[str] = []
         if not found:
             scope = f" for {', '.join(paths)}" if paths else ""
@@ -96,7 +103,12 @@ class GetDiagnosticsTool(Tool[GetDiagnosticsArgs]):
                 lines.append(
                     f"[{len(found) - self.max_diagnostics} more not shown; ask for fewer paths.]"
                 )
-        if snapshot.stale:
+        if checking:
+            lines.append(
+                "[Note: the analyzers were still checking the workspace when this was "
+                "taken; it is incomplete (stale). Ask again later for the rest.]"
+            )
+        elif snapshot.stale:
             lines.append(
                 "[Note: the analyzers had not caught up with every change when this was "
                 "taken; it may be stale. Ask again after a moment if it looks wrong.]"

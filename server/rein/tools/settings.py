@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
-from rein.harness.config import HarnessConfig
+from rein.harness.config import AnalyzerGateConfig, HarnessConfig
 from rein.harness.ports import ApprovalClass
 from rein.tools.secret_files import DEFAULT_SECRET_FILES, SecretFiles
 
@@ -245,6 +245,11 @@ class ToolSettings(BaseModel):
     #: read_file's page size (the loop cuts every result at this length).
     max_tool_result_chars: int = Field(
         HarnessConfig.model_fields["max_tool_result_chars"].default, ge=200
+    )
+    #: get_diagnostics' bound on the deferred whole-workspace analysis it
+    #: starts (the analyzer gate's: ``gates.analyzer.settleTimeoutMs``).
+    diagnostics_wait_ms: int = Field(
+        AnalyzerGateConfig.model_fields["settle_timeout_ms"].default, ge=100
     )
 
     @property
