@@ -75,7 +75,6 @@ from rein.analysis.reach_verdict import (
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_baselines import RunBaselines
 from rein.analysis.run_texts import analysed, exists, reader
-from rein.analysis.settings_first import snapshot_before_settings
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -176,8 +175,7 @@ class AnalyzerGate:
         A change to a file the analyzers read that is no module (a setting:
         ``pyproject.toml``, ``pyrightconfig.json``, ``ruff.toml``) first
         waits for the run-start snapshot, deferred or not
-        (:func:`~rein.analysis.settings_first.snapshot_before_settings`)."""
-        await snapshot_before_settings(self.baselines, paths)
+        (:meth:`~rein.analysis.run_baselines.RunBaselines.before_change`)."""
         await self.baselines.before_change(paths, workspace)
 
     def on_change(self, mutation: Mutation) -> None:
