@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections.abc import AsyncIterator
 from typing import IO
 
 import anyio
@@ -17,6 +18,35 @@ from rein.acp.wire_guard import MAX_LINE_BYTES, GuardedReader, problem_answer
 from tests.acp.conftest import Home
 
 BOUND_S = 60
+
+
+@contextlib.asynccontextmanager
+async def _rein_acp(
+    home: Home, stderr: IO[bytes] | int
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """The real ``rein acp`` over pipes in ``home``; its end of stdin closed
+    and its exit 0 checked after the body, killed if the body failed."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rein",
+        "acp",
+        env=home.env(),
+        cwd=str(home.path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+    )
+    assert process.stdin is not None
+    try:
+        yield process
+        process.stdin.close()
+        with anyio.fail_after(BOUND_S):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 def _error(answer: bytes | None) -> tuple[int, object]:
@@ -98,17 +128,11 @@ async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
 
 
 async def _bad_lines_answered(home: Home, sink: IO[bytes]) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "rein",
-        "acp",
-        env=home.env(),
-        cwd=str(home.path),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=sink,
-    )
+    async with _rein_acp(home, sink) as process:
+        await _answered_and_served(home, process)
+
+
+async def _answered_and_served(home: Home, process: asyncio.subprocess.Process) -> None:
     assert process.stdin is not None and process.stdout is not None
     initialize = {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}}
     lines = [
@@ -133,30 +157,22 @@ async def _bad_lines_answered(home: Home, sink: IO[bytes]) -> None:
             }
         ),
     ]
-    try:
-        process.stdin.write("".join(f"{line}\n" for line in lines).encode())
-        await process.stdin.drain()
-        answers = []
-        with anyio.fail_after(BOUND_S):
-            while len(answers) < 7:
-                answers.append(json.loads(await process.stdout.readline()))
-        # The guard answers a bad line as it reads it, the SDK a request
-        # when its handler is done: the order between the two may vary.
-        by_id = {a["id"]: a for a in answers if a.get("id") is not None}
-        unnamed = [a["error"]["code"] for a in answers if a.get("id") is None]
-        assert sorted(by_id) == [0, 1, 2, 3] and unnamed == [-32600, -32700, -32600]
-        assert answers[0]["id"] == 0  # the fast start answered it first
-        assert by_id[0]["error"]["data"] == {"field": "protocolVersion"}
-        assert by_id[1]["result"]["protocolVersion"] == 1
-        assert by_id[2]["result"]["protocolVersion"] == 1
-        assert by_id[3].get("result") == {"sessions": []}, by_id[3]
-        process.stdin.close()
-        with anyio.fail_after(BOUND_S):
-            assert await process.wait() == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+    process.stdin.write("".join(f"{line}\n" for line in lines).encode())
+    await process.stdin.drain()
+    answers = []
+    with anyio.fail_after(BOUND_S):
+        while len(answers) < 7:
+            answers.append(json.loads(await process.stdout.readline()))
+    # The guard answers a bad line as it reads it, the SDK a request
+    # when its handler is done: the order between the two may vary.
+    by_id = {a["id"]: a for a in answers if a.get("id") is not None}
+    unnamed = [a["error"]["code"] for a in answers if a.get("id") is None]
+    assert sorted(by_id) == [0, 1, 2, 3] and unnamed == [-32600, -32700, -32600]
+    assert answers[0]["id"] == 0  # the fast start answered it first
+    assert by_id[0]["error"]["data"] == {"field": "protocolVersion"}
+    assert by_id[1]["result"]["protocolVersion"] == 1
+    assert by_id[2]["result"]["protocolVersion"] == 1
+    assert by_id[3].get("result") == {"sessions": []}, by_id[3]
 
 
 async def test_a_cancel_request_is_left_out_and_what_follows_passes() -> None:
@@ -308,17 +324,13 @@ async def test_a_line_past_the_bound_is_dropped_as_it_arrives_and_answered_with_
 async def test_rein_acp_refuses_a_session_before_initialize_and_a_line_past_the_bound(
     home: Home,
 ) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "rein",
-        "acp",
-        env=home.env(),
-        cwd=str(home.path),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    async with _rein_acp(home, asyncio.subprocess.DEVNULL) as process:
+        await _refused_before_initialize_and_past_the_bound(home, process)
+
+
+async def _refused_before_initialize_and_past_the_bound(
+    home: Home, process: asyncio.subprocess.Process
+) -> None:
     assert process.stdin is not None and process.stdout is not None
     stdout = process.stdout
 
@@ -327,27 +339,19 @@ async def test_rein_acp_refuses_a_session_before_initialize_and_a_line_past_the_
             found: dict[str, object] = json.loads(await stdout.readline())
             return found
 
-    try:
-        # The first line is no initialize: the fast start leaves it to the guard.
-        process.stdin.write(_request(1, "session/new", cwd=str(home.path), mcpServers=[]) + b"\n")
-        refused = await answer()
-        assert refused["id"] == 1 and refused["error"]["code"] == -32600  # type: ignore[index]
-        process.stdin.write(_request(2, "initialize", protocolVersion=1) + b"\n")
-        assert (await answer())["id"] == 2
-        filler = "x" * (MAX_LINE_BYTES + 1)
-        process.stdin.write(_request(3, "session/list", cwd=filler) + b"\n")
-        process.stdin.write(_request(4, "session/list", cwd=str(home.path)) + b"\n")
-        await process.stdin.drain()
-        too_long, listed = await answer(), await answer()
-        assert too_long["id"] == 3 and too_long["error"]["code"] == -32600  # type: ignore[index]
-        assert listed == {"jsonrpc": "2.0", "id": 4, "result": {"sessions": []}}
-        process.stdin.close()
-        with anyio.fail_after(BOUND_S):
-            assert await process.wait() == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+    # The first line is no initialize: the fast start leaves it to the guard.
+    process.stdin.write(_request(1, "session/new", cwd=str(home.path), mcpServers=[]) + b"\n")
+    refused = await answer()
+    assert refused["id"] == 1 and refused["error"]["code"] == -32600  # type: ignore[index]
+    process.stdin.write(_request(2, "initialize", protocolVersion=1) + b"\n")
+    assert (await answer())["id"] == 2
+    filler = "x" * (MAX_LINE_BYTES + 1)
+    process.stdin.write(_request(3, "session/list", cwd=filler) + b"\n")
+    process.stdin.write(_request(4, "session/list", cwd=str(home.path)) + b"\n")
+    await process.stdin.drain()
+    too_long, listed = await answer(), await answer()
+    assert too_long["id"] == 3 and too_long["error"]["code"] == -32600  # type: ignore[index]
+    assert listed == {"jsonrpc": "2.0", "id": 4, "result": {"sessions": []}}
 
 
 async def test_a_long_string_id_of_a_line_past_the_bound_is_answered() -> None:
