@@ -26,10 +26,9 @@ from tests.testgate.projects import changed, gate_for, process_ended, project, v
 
 MOD = "VALUE = 1\n"
 #: ``log(what)`` appends "what VALUE pid ns"; ``wait_for(what, value, n,
-#: bound)``: until the log has ``n`` lines "what VALUE", at most ``bound`` s.
-HEAD = (
-    "import os\nimport subprocess\nimport sys\nimport time\nfrom pathlib import Path\n\n"
-    "import pytest\n\nimport mod\n\nLOG = Path({log!r})\n\n\n"
+#: bound)``: until the log has ``n`` lines "what VALUE", at most ``bound`` s
+#: (both scripts' text; each formats it with its ``log`` path).
+LOGGING = (
     "def log(what):\n"
     "    with LOG.open('a') as out:\n"
     "        out.write(f'{{what}} {{mod.VALUE}} {{os.getpid()}} {{time.monotonic_ns()}}\\n')\n\n\n"
@@ -40,6 +39,11 @@ HEAD = (
     "    deadline = time.monotonic() + bound\n"
     "    while len(lines(what, value)) < n and time.monotonic() < deadline:\n"
     "        time.sleep(0.01)\n\n\n"
+)
+
+HEAD = (
+    "import os\nimport subprocess\nimport sys\nimport time\nfrom pathlib import Path\n\n"
+    "import pytest\n\nimport mod\n\nLOG = Path({log!r})\n\n\n" + LOGGING
 )
 #: The re-run waits for the baseline's start, the baseline for the
 #: re-run's: side by side, each sees the other at once; one after the
@@ -214,18 +218,7 @@ async def test_an_abort_kills_the_rerun_and_the_baseline_run_side_by_side(
 RUNNER = (
     "import os\nimport sys\nimport time\nfrom pathlib import Path\n\n"
     "sys.path.insert(0, os.getcwd())\nimport mod  # noqa: E402\n\n"
-    "LOG = Path({log!r})\n\n\n"
-    "def log(what):\n"
-    "    with LOG.open('a') as out:\n"
-    "        out.write(f'{{what}} {{mod.VALUE}} {{os.getpid()}} {{time.monotonic_ns()}}\\n')\n\n\n"
-    "def lines(what, value):\n"
-    "    rows = [line.split() for line in LOG.read_text().splitlines()]\n"
-    "    return [r for r in rows if r[:2] == [what, str(value)]]\n\n\n"
-    "def wait_for(what, value, n, bound):\n"
-    "    deadline = time.monotonic() + bound\n"
-    "    while len(lines(what, value)) < n and time.monotonic() < deadline:\n"
-    "        time.sleep(0.01)\n\n\n"
-    "first = not lines('start', 2)\n"
+    "LOG = Path({log!r})\n\n\n" + LOGGING + "first = not lines('start', 2)\n"
     "log('start')\n"
     "if mod.VALUE == 2 and not first:\n"
     "    wait_for('start', 1, 1, {wait_s})\n"
