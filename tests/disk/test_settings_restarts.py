@@ -85,6 +85,18 @@ async def test_each_setting_reaches_the_analyzer_the_way_it_takes_it() -> None:
     assert [a.restarted for a in analyzers] == [0, 0, 0, 1, 1]
 
 
+async def test_a_commands_temporary_file_is_no_setting() -> None:
+    # sed -i writes sedXXXXXX beside the file it edits: basedpyright's "**"
+    # watcher would have every open file re-pulled at each sed (seen on
+    # sympy: 14 re-pulls past requestTimeoutMs during one command edit).
+    pyright = Analyzer("basedpyright", ".py", "**/pyrightconfig.json", "**")
+    changes = SettingChanges()
+    changes.changed([pyright], ["sympy/stats/sedAb3x9Q", "pkg"])  # type: ignore[arg-type]
+    assert (pyright.client.watched, pyright.refreshed) == ([], 0)
+    changes.changed([pyright], ["pyrightconfig.json"])  # type: ignore[arg-type]
+    assert pyright.refreshed == 1
+
+
 def test_lsp_globs() -> None:
     cases = {
         "**/pyproject.toml": (["pyproject.toml", "a/b/pyproject.toml"], ["xpyproject.toml"]),

@@ -151,6 +151,13 @@ def _setting(path: str, *, custom: bool) -> bool:
     ``**`` watcher would have it re-pull its files for every ``.c`` file)."""
     name = path.rsplit("/", 1)[-1]
     suffix = name[name.rfind(".") :].lower() if "." in name.lstrip(".") else ""
+    if not custom and not suffix and name.isidentifier():
+        # A preset's settings are named files (pyproject.toml, go.mod,
+        # .clangd): a bare identifier is a folder or a command's temporary
+        # file (sed -i's sedXXXXXX), which the file set's own notices cover;
+        # telling basedpyright's ``**`` watcher of it re-pulled every open
+        # file at each sed.
+        return False
     return not never_read(path, custom=custom) and suffix not in CODE_EXTENSIONS
 
 
