@@ -41,22 +41,18 @@ from pathlib import Path
 
 import anyio
 
-from rein.disk import file_checks, open_files, pool_status
+from rein.disk import file_checks, open_files, pool_files, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.owed_publishes import OwedPublishes
-from rein.disk.pool_environment import (
-    SettingChanges,
-    tell_environment_changed,
-    tell_file_set_changed,
-)
+from rein.disk.pool_environment import SettingChanges
 from rein.disk.prior_texts import TextMemory
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.disk.uri_paths import UriPaths
 from rein.harness.errors import ToolError
-from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
+from rein.harness.ports import Diagnostic, DiagnosticsSnapshot
 from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 
@@ -164,20 +160,6 @@ class AnalyzerPool:
         await self.prepare()
         await self.start_analyzers()
 
-    async def prepare(self) -> None:
-        """Find the workspace's files (and in a large one read them: what a
-        file said before a command changed it is known only if it was read
-        before): fast, before the run's first change can happen."""
-        found = self._scan()
-        self.large = len(found) > self.workspace_max_files
-        self.deferring = self.defer_workspace and not self.large
-        self.texts = TextMemory(self.read) if self.large else None
-        if self.texts is not None:
-            await asyncio.to_thread(self.texts.remember, found)
-        self.imports = ImportIndex(found, self.texts.read) if self.texts else None
-        self.files = found[: self.max_files]
-        self.existing = set(found)
-
     async def start_analyzers(self) -> None:
         """Start the analyzers side by side (each waits for its initialize),
         kept in their configured order. What asks the analyzers (snapshots,
@@ -238,18 +220,6 @@ class AnalyzerPool:
 
     # ----------------------------------------------------------------- files
 
-    def _scan(self) -> list[str]:
-        """Every file the workspace filter keeps (hidden folders left out
-        too), in path order; start-up opens the first ``max_files``."""
-        extensions = {e for s in self.specs for e in s.extensions}
-        self.filter = WorkspaceFilter(self.root)
-        found = [
-            path
-            for path in self.filter.walk_files(extensions, self.presence.saw_folder)
-            if not any(part.startswith(".") for part in path.split("/")[:-1])
-        ]
-        return found
-
     def skipped(self, path: str) -> bool:
         """The workspace filter skips it: not analysed, its diagnostics dropped."""
         return self.filter.skipped(path)
@@ -288,62 +258,13 @@ class AnalyzerPool:
 
     # ------------------------------------------------------------- mutations
 
-    def refresh(self, paths: Sequence[str]) -> None:
-        """Show the analyzers the text of ``paths`` again (:meth:`read`),
-        without a new generation: a text learnt other than by a change (the
-        ACP client's unsaved buffer, read by the model)."""
-        for path in paths:
-            if self.skipped(path):
-                continue
-            if path not in self.requested:
-                self.requested.append(path)
-            for analyzer in self.analyzers:
-                if analyzer.alive and analyzer.owns(path):
-                    analyzer.change(path)
-
-    def on_mutation(self, mutation: Mutation) -> None:
-        """Send the change to every analyzer that owns the file."""
-        self.generation = max(self.generation, mutation.generation)
-        unowned: list[str] = []
-        created: list[str] = []
-        deleted: list[str] = []
-        for path in mutation.paths:
-            self.presence.changed(path)
-            if self.skipped(path):
-                unowned.append(path)
-                continue
-            if path not in self.files and self.read(path) is not None:
-                self.files.append(path)
-            if path not in self.requested:
-                self.requested.append(path)
-            if self.texts is not None:
-                self.texts.changed(path, self.read(path))
-            for index in (self.imports, self.cold_imports):
-                if index is not None:
-                    index.update(path)
-            owners = [a for a in self.analyzers if a.alive and a.owns(path)]
-            for down in (a for a in self.analyzers if not a.alive and a.owns(path)):
-                down.changed_while_down.add(path)  # what it knows of it is the old text
-            exists = self.read(path) is not None if owners else path in self.existing
-            if exists != (path in self.existing):
-                (created if exists else deleted).append(path)
-                (self.existing.add if exists else self.existing.discard)(path)
-            for analyzer in owners:
-                analyzer.change(path)
-            if not owners or not exists:
-                unowned.append(path)  # a file that is gone has no diagnostics
-        if created or deleted:
-            self.file_set_changed(created, deleted)
-        self.setting_changes.changed(self.analyzers, mutation.paths)
-        if unowned and self.on_diagnostics_changed is not None:
-            # Nobody analyses these files, or they are gone: their (empty)
-            # diagnostics are fresh now (what their importers say is waited for
-            # through file_set_changed).
-            self.on_diagnostics_changed(unowned)
-
-    def file_set_changed(self, created: Sequence[str], deleted: Sequence[str]) -> None:
-        """Files appeared or went: :func:`~rein.disk.pool_environment.tell_file_set_changed`."""
-        tell_file_set_changed(self.root, self.analyzers, created)
+    # The files the pool knows and what a change does to them (:mod:`rein.disk.pool_files`).
+    prepare = pool_files.prepare
+    _scan = pool_files.scan
+    refresh = pool_files.refresh
+    on_mutation = pool_files.on_mutation
+    file_set_changed = pool_files.file_set_changed
+    environment_changed = pool_files.environment_changed
 
     def analyzer_active(self) -> None:
         """Something changed that may make the pool idle (or busy)."""
@@ -492,15 +413,6 @@ class AnalyzerPool:
         self.deferring = False
         for analyzer in self.analyzers:
             analyzer.analyse_workspace()
-
-    async def environment_changed(self, paths: Sequence[str]) -> None:
-        """Tell the analyzers the environment changed under them: a
-        didChangeWatchedFiles for ``paths`` (manifests, site-packages) and
-        their settings again (a didChangeConfiguration) to those that watch
-        files, a restart for the others. Each owes a fresh
-        publish for its open files afterwards, so :meth:`wait_idle` waits."""
-        await self._started.wait()
-        await tell_environment_changed(self.root, self.analyzers, paths)
 
     async def snapshot_with(
         self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
