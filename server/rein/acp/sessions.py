@@ -15,7 +15,8 @@ the result; the sessions are the ones ``rein serve`` and ``rein run`` build
   also one that has not started yet (:mod:`rein.acp.answering`);
 - ``session/close``: cancels, then the session leaves memory
   (:mod:`rein.acp.closing`);
-- ``session/set_mode`` and ``session/set_config_option`` (mode, model);
+- ``session/set_mode`` and ``session/set_config_option`` (mode, model):
+  :mod:`rein.acp.choosing`'s;
 - ``_rein/steer``, ``_rein/followUp`` and the isolated sessions' methods
   (:mod:`rein.acp.extensions`): steering and follow-ups, which
   ACP v1 lacks.
@@ -27,13 +28,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import anyio.abc
 from acp import helpers
 from acp.schema import (
-    ConfigOptionUpdate,
     ForkSessionResponse,
     ListSessionsResponse,
     LoadSessionResponse,
@@ -44,7 +44,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from rein.acp import errors, extensions, opening
+from rein.acp import choosing, errors, extensions, opening
 from rein.acp.answering import Answering
 from rein.acp.commands import available_commands, prompt_of
 from rein.acp.context import ClientLink, current_session
@@ -52,21 +52,20 @@ from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation
 from rein.acp.live import Live, serve_session
 from rein.acp.mcp_servers import client_servers
-from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
+from rein.acp.modes import config_options, mode_state
 from rein.acp.prompts import stop_reason
 from rein.acp.session_options import session_options
 from rein.acp.session_pages import info_update, session_page
 from rein.acp.updates import SessionUpdate
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
-from rein.harness.errors import BusyError, ConfigError
+from rein.harness.errors import BusyError
 from rein.harness.ports import Model
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.sandboxing.probe import unavailable_notice
 from rein.session import Mode, Session, SessionSpec
 from rein.session.ending import end_sessions
-from rein.store.memory_keys import memory_key
 
 __all__ = ["AcpSessions"]
 
@@ -393,35 +392,12 @@ class AcpSessions:
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        live = self.live_of(session_id)
-        await self._choose_mode(live, mode_id, "modeId")
-        return SetSessionModeResponse()
+        return await choosing.set_session_mode(self, mode_id, session_id)
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
-        live = self.live_of(session_id)
-        if config_id not in ("mode", "model"):
-            raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
-        if isinstance(value, bool):
-            raise errors.invalid_field(
-                "value", f"{config_id!r} is a select option (a string), not a boolean"
-            )
-        if config_id == "mode":
-            live = await self._choose_mode(live, value, "value")
-        else:
-            if not value.strip():
-                raise errors.invalid_field("value", "the model is a non-empty name")
-            try:
-                model = self.model_factory(self.config.model.model_copy(update={"model": value}))
-            except ConfigError as exc:
-                raise errors.invalid_field("value", str(exc)) from exc
-            set_model(live.session, model)
-            live.model = value
-        mode = live.pending_mode or live.session.mode
-        return SetSessionConfigOptionResponse(
-            config_options=config_options(mode, self._model_name(live), self._configured_model())
-        )
+        return await choosing.set_config_option(self, config_id, session_id, value)
 
     def _model_name(self, live: Live) -> str:
         return live.model or self._configured_model()
@@ -429,56 +405,8 @@ class AcpSessions:
     def _configured_model(self) -> str:
         return self.config.model.model or self.config.model.provider
 
-    async def _choose_mode(self, live: Live, mode_id: str, field_name: str) -> Live:
-        if mode_id not in MODE_IDS:
-            raise errors.invalid_field(
-                field_name, f"{mode_id!r} is not one of: agent, plan, explain"
-            )
-        mode = cast(Mode, mode_id)  # one of MODE_IDS, checked above
-        if self.busy(live):
-            live.pending_mode = mode  # from the next prompt
-        else:
-            live = await self._switch_mode(live, mode)
-        # Both views of the mode: the modes' and the config options'.
-        live.updates.say(helpers.update_current_mode(mode))
-        options = self.options_of(live, mode)
-        live.updates.say(
-            ConfigOptionUpdate(session_update="config_option_update", config_options=options)
-        )
-        await live.updates.drain()
-        return live
-
     async def _switch_mode(self, live: Live, mode: Mode) -> Live:
-        """Rebuild the session in ``mode`` with its transcript (same id)."""
-        live.pending_mode = None
-        old = live.session
-        if old.mode == mode:
-            return live
-        manager = live.host.manager
-        stored = manager.store is not None and await manager.store.get_session(old.id) is not None
-        messages = list(old.agent.messages)
-        manager.discard(old)
-        session = manager.new(
-            SessionSpec(
-                mode=mode,
-                title=old.title,
-                origin=old.origin,
-                session_id=old.id,
-                messages=messages,
-                waiting_for=old.agent.waiting_for,
-                persisted=stored,
-            )
-        )
-        if stored and manager.store is not None:
-            await manager.store.set_mode(old.id, mode)
-            await manager.store.replace_all(old.id, memory_key(mode), messages)
-        renewed = self.serve(live.host, session)
-        if live.model is not None:
-            set_model(
-                session,
-                self.model_factory(self.config.model.model_copy(update={"model": live.model})),
-            )
-        return renewed
+        return await choosing.switch_mode(self, live, mode)
 
     # ------------------------------------------------------------ extensions
 
