@@ -10,7 +10,7 @@ import anyio
 from rein.analysis.baselines import FileBaseline
 from rein.analysis.gate import AnalyzerGate
 from rein.analysis.restored import RESTORED, all_restored
-from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.dependencies import DependencyCoordinator
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation

@@ -8,7 +8,8 @@ import pytest
 
 from rein.analysis.gate import AnalyzerGate
 from rein.harness import Agent, HarnessConfig, UserMessage
-from rein.harness.gating.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
+from rein.harness.gating.dependencies import DependencyCoordinator
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.harness.gating.gates import CommandGate, DependencyGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace

@@ -18,7 +18,8 @@ from rein.analysis.baselines import (
 )
 from rein.analysis.gate import AnalyzerGate
 from rein.harness import Agent, HarnessConfig
-from rein.harness.gating.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
+from rein.harness.gating.dependencies import DependencyCoordinator
 from rein.harness.gating.gates import (
     CommandGate,
     DependencyGate,

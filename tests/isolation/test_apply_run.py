@@ -14,7 +14,7 @@ from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import MemoryCheckpointStore
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.file_updates import PartlyAppliedError
-from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.dependencies import DependencyCoordinator
 from rein.harness.gating.gates import DependencyGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import FileUpdate, Mutation

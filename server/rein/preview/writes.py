@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from rein.harness.config import PreviewGateConfig
-from rein.harness.gating.coordinators import DEFAULT_MANIFESTS
+from rein.harness.gating.dependencies import DEFAULT_MANIFESTS
 from rein.harness.ports import Mutation
 from rein.preview.output_log import OutputLog
 from rein.preview.values import _PreviewRun

@@ -30,7 +30,7 @@ from rein.harness.config import GatesConfig, TestsGateConfig
 from rein.harness.cost.pricing import PriceTable
 from rein.harness.errors import ConfigError
 from rein.harness.events import McpServerState
-from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.dependencies import DependencyCoordinator
 from rein.harness.gating.gate_types import PriorTexts
 from rein.harness.gating.gates import CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog, RecordingWorkspace, TrackedWorkspace

@@ -1,27 +1,28 @@
-"""Coordinators: stateful, serialising and deduplicating work by generation.
+"""The diagnostics coordinator: fresh diagnostics for a generation.
 
-* :class:`DiagnosticsCoordinator` answers "diagnostics for generation >= g"
-  only with diagnostics the analyzer produced after ``g`` was applied:
-  event-driven (a change notification for each touched file, then a quiet
-  period), bounded by a maximum wait; never a fixed sleep.
-* :class:`DependencyCoordinator` runs the install command when a manifest
-  changes, in the background, one at a time; each manifest is tracked on its
-  own (a change to one never supersedes another's install, a failure of one
-  is not hidden by another's success), and an interrupted install is redone.
+:class:`DiagnosticsCoordinator` answers "diagnostics for generation >= g"
+only with diagnostics the analyzer produced after ``g`` was applied:
+event-driven (a change notification for each touched file, then a quiet
+period), bounded by a maximum wait; never a fixed sleep. The installs a
+manifest's change owes are :mod:`rein.harness.gating.dependencies`'s
+(re-exported here for the modules that name them here).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import logging
-import posixpath
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import anyio
 
 from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input
+from rein.harness.gating.dependencies import (
+    DEFAULT_MANIFESTS,
+    DependencyCoordinator,
+    InstallOutcome,
+)
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     DeferredWorkspace,
@@ -36,8 +37,6 @@ from rein.harness.gating.gate_types import (
     ReadInputs,
 )
 from rein.harness.ports import (
-    CommandResult,
-    CommandRunner,
     CounterfactualDiagnostics,
     DiagnosticsSnapshot,
     DiagnosticsSource,
@@ -317,190 +316,3 @@ class DiagnosticsCoordinator:
         if isinstance(inner, ReleasingDiagnostics):
             return inner.release_opened()
         return ()
-
-
-DEFAULT_MANIFESTS: tuple[str, ...] = (
-    "pyproject.toml",
-    "requirements*.txt",
-    "setup.py",
-    "setup.cfg",
-    "Pipfile",
-    "package.json",
-    "Cargo.toml",
-    "go.mod",
-    "Gemfile",
-    "composer.json",
-)
-
-
-@dataclass(slots=True)
-class InstallOutcome:
-    generation: int
-    command: str
-    result: CommandResult
-
-
-@dataclass(slots=True)
-class _Manifest:
-    """One manifest's install state."""
-
-    path: str
-    command: str
-    #: Generation of the newest change of this manifest.
-    wanted: int = 0
-    #: Generation whose install finished (any exit code); < wanted: owed.
-    done: int = -1
-    #: The last finished install.
-    outcome: InstallOutcome | None = None
-    #: Outcome not yet reported by the gate.
-    unreported: bool = False
-
-
-class DependencyCoordinator:
-    """Runs install commands for manifest changes, in the background, one at
-    a time, each manifest tracked on its own.
-
-    ``commands`` maps a manifest glob (matched against the file name) to the
-    command to run in the workspace root, e.g. ``{"pyproject.toml":
-    "pip install -e ."}``. With none configured, ``detect`` (when given) names
-    the command for a changed file (the project's own tooling, asked at the
-    time of the change); configured commands replace it. ``spawn`` starts a
-    background task (the run's task group's ``start_soon``).
-
-    A manifest whose newest change has no finished install is owed one: a
-    change to another manifest does not supersede it, and an install that an
-    abort or a crash interrupted is redone by :meth:`settle` (the next run's
-    gate). A failed install stays failed until that manifest's own install
-    succeeds.
-    """
-
-    def __init__(
-        self,
-        runner: CommandRunner,
-        commands: Mapping[str, str],
-        *,
-        timeout_s: float = 600.0,
-        detect: Callable[[str], str | None] | None = None,
-    ) -> None:
-        self.runner = runner
-        self.commands = dict(commands)
-        self.detect = None if self.commands else detect
-        self.timeout_s = timeout_s
-        self.manifests: dict[str, _Manifest] = {}
-        self.outcomes: list[InstallOutcome] = []
-        self._worker_running = False
-        self._idle = anyio.Event()
-        self._idle.set()
-        #: Manifests whose install succeeded since the analyzers were told.
-        self._environment: list[str] = []
-
-    def command_for(self, path: str) -> str | None:
-        name = posixpath.basename(path)
-        for pattern, command in self.commands.items():
-            if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(path, pattern):
-                return command
-        return self.detect(path) if self.detect is not None else None
-
-    def on_mutation(self, mutation: Mutation, spawn: Callable[..., object]) -> bool:
-        """Start (or queue) an install when ``mutation`` touched a manifest
-        with a newer generation than its last. True when one was owed."""
-        owed = False
-        for path in mutation.paths:
-            command = self.command_for(path)
-            if command is None:
-                continue
-            state = self.manifests.get(path)
-            if state is None:
-                # First seen (also a change a stored session carried over a
-                # restart, generation 0): owed an install.
-                state = self.manifests[path] = _Manifest(path, command, mutation.generation)
-            elif mutation.generation <= state.wanted:
-                continue
-            state.wanted = mutation.generation
-            owed = True
-        if owed and not self._worker_running:
-            self._start(spawn)
-        return owed
-
-    def _start(self, spawn: Callable[..., object]) -> None:
-        self._worker_running = True
-        if self._idle.is_set():
-            self._idle = anyio.Event()
-        spawn(self._worker)
-
-    def owed(self) -> list[_Manifest]:
-        """Manifests whose newest change has no finished install."""
-        return [m for m in self.manifests.values() if m.done < m.wanted]
-
-    async def _worker(self) -> None:
-        try:
-            while owed := self.owed():
-                job = min(owed, key=lambda m: m.wanted)
-                # Manifests owed the same command are installed by one run;
-                # a change arriving while it runs is owed another.
-                started = {m.path: m.wanted for m in owed if m.command == job.command}
-                try:
-                    result = await self.runner.run(job.command, timeout_s=self.timeout_s)
-                except Exception as exc:
-                    result = CommandResult(exit_code=-1, output=f"{type(exc).__name__}: {exc}")
-                outcome = InstallOutcome(max(started.values()), job.command, result)
-                self.outcomes.append(outcome)
-                for path, generation in started.items():
-                    state = self.manifests[path]
-                    state.done = max(state.done, generation)
-                    state.outcome = outcome
-                    state.unreported = True
-                    if result.exit_code == 0 and not result.timed_out:
-                        self._environment.append(path)
-        finally:
-            # An interrupted install stays owed (done < wanted): settle() redoes it.
-            self._worker_running = False
-            self._idle.set()
-
-    @property
-    def busy(self) -> bool:
-        return self._worker_running
-
-    async def wait(self) -> InstallOutcome | None:
-        """Wait for running and queued installs; the newest outcome."""
-        await self._idle.wait()
-        return self.outcomes[-1] if self.outcomes else None
-
-    async def settle(self) -> None:
-        """Wait for the installs running now, then run (here) what is still
-        owed: an install an abort or a crash interrupted."""
-        await self._idle.wait()
-        if self.owed() and not self._worker_running:
-            self._worker_running = True
-            self._idle = anyio.Event()
-            await self._worker()
-
-    def failed(self) -> list[tuple[str, InstallOutcome]]:
-        """Manifests whose last install failed, with that install."""
-        return [
-            (m.path, m.outcome)
-            for m in sorted(self.manifests.values(), key=lambda m: m.path)
-            if m.outcome is not None
-            and (m.outcome.result.exit_code != 0 or m.outcome.result.timed_out)
-        ]
-
-    def take_reported(self) -> list[InstallOutcome]:
-        """Installs finished since the last call (for the gate's detail)."""
-        seen: list[InstallOutcome] = []
-        for m in self.manifests.values():
-            if m.unreported and m.outcome is not None:
-                m.unreported = False
-                if m.outcome not in seen:
-                    seen.append(m.outcome)
-        return seen
-
-    def installed(self) -> bool:
-        """Manifests were installed since the last
-        :meth:`take_environment_changes` (which it does not take)."""
-        return bool(self._environment)
-
-    def take_environment_changes(self) -> list[str]:
-        """Manifests installed successfully since the last call: the
-        analyzers must be told the environment changed."""
-        paths, self._environment = sorted(set(self._environment)), []
-        return paths

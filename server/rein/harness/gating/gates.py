@@ -41,7 +41,7 @@ from rein.harness.events import (
     GateWaiting,
     Unverified,
 )
-from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.dependencies import DependencyCoordinator
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
