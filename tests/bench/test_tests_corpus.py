@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.bench.tests_corpus import TestProject, measure_project
+from rein.bench.tests_corpus import measure_project
+from rein.bench.tests_projects import TestProject
 from rein.bench.tests_truth import Truths
 
 MODULE = """def is_small(x, limit=3):

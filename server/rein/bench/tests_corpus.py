@@ -58,7 +58,6 @@ must name each under its own label (pre-existing, flaky).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import os
@@ -68,13 +67,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from rein.bench.corpus import Project, fetch, make_workspace
+from rein.bench.tests_projects import TestProject, choose_projects
 from rein.bench.tests_random import random_breaks
 from rein.bench.tests_scores import Case, phases_p50, print_tests_table, summarize
 from rein.bench.tests_seeds import (
@@ -100,8 +99,6 @@ from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import select_tests
 
 __all__ = [
-    "TESTS_CORPUS",
-    "TestProject",
     "main_tests",
     "measure_project",
     "print_tests_table",
@@ -114,53 +111,6 @@ EXTRA_TEST = "test_rein_bench_extra.py"
 #: At most this many seeded modules also get a comment-only edit (the
 #: verdict on a change that breaks nothing: one run of the selection).
 CLEAN_MODULES = 10
-
-
-@dataclass(frozen=True, slots=True)
-class TestProject:
-    """A project of the corpus: its seeded modules are the ``.py`` files
-    under ``package`` (tests left out); the extra tests go in ``tests``."""
-
-    __test__ = False  # not a pytest test class
-
-    name: str
-    version: str
-    package: str
-    tests: str
-    edits: int = 30
-    #: At most this many seeds are tried for ``edits`` counted ones.
-    tries: int = 90
-    #: pytest options the bench adds for this project (``PYTEST_ADDOPTS``
-    #: of every run, the gate's included), never the gate itself.
-    addopts: str = ""
-
-
-TESTS_CORPUS = (
-    TestProject("toolz", "1.0.0", "toolz", "toolz/tests"),
-    TestProject("more-itertools", "10.5.0", "more_itertools", "tests"),
-    TestProject("cachetools", "5.5.0", "src/cachetools", "tests"),
-    # click 8.1.7's setup.cfg turns warnings into errors, and pytest 9
-    # warns of its parametrize over an iterator (removed in pytest 10).
-    TestProject(
-        "click",
-        "8.1.7",
-        "src/click",
-        "tests",
-        addopts="-W ignore::pytest.PytestRemovedIn10Warning",
-    ),
-    # Markdown's tests are unittest cases (it runs them with unittest);
-    # test_legacy.py turns every warning into an error at import, so
-    # pytest's warning that it cannot collect the plain ``TestSuite``
-    # another module imports stops the collection: plain classes are not
-    # collected (unittest cases are, whatever their name).
-    TestProject("Markdown", "3.7", "markdown", "tests", addopts="-o python_classes=TestCase"),
-    # Its pytest.ini adds --doctest-modules: three doctests of its modules
-    # are tests too.
-    TestProject("parso", "0.8.4", "parso", "test"),
-)
-#: Known to ``--projects`` but not run by default: attrs's suite (with
-#: hypothesis) takes 10-30 s, so its truth runs take most of an hour.
-SLOW_CORPUS = (TestProject("attrs", "24.2.0", "src/attr", "tests"),)
 
 
 def _modules(root: Path, package: str) -> list[str]:
@@ -491,28 +441,12 @@ def run_tests_corpus(
     return rows
 
 
-def _parse(spec: str | None, edits: str | None) -> list[TestProject]:
-    known = {p.name: p for p in (*TESTS_CORPUS, *SLOW_CORPUS)}
-    chosen = list(TESTS_CORPUS)
-    if spec:
-        chosen = []
-        for item in spec.split(","):
-            name, _, version = item.strip().partition("==")
-            base = known.get(name)
-            if base is None:
-                raise SystemExit(f"unknown tests corpus project {name!r}: one of {sorted(known)}")
-            chosen.append(dataclasses.replace(base, version=version or base.version))
-    if edits:
-        chosen = [dataclasses.replace(p, edits=int(edits), tries=3 * int(edits)) for p in chosen]
-    return chosen
-
-
 def main_tests(args: Any) -> int:
     """``rein bench tests --corpus [--projects NAME,...] [--edits N]``."""
     # The projects' suites run without this interpreter's own pytest plugins.
     os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     rows: list[dict[str, Any]] = []
-    for project in _parse(args.projects, args.edits):
+    for project in choose_projects(args.projects, args.edits):
         row = run_tests_corpus([project])[0]
         rows.append(row)
         if args.json:
