@@ -17,30 +17,24 @@ from pathlib import Path
 import pytest
 
 from rein.config import load_config
-from rein.harness.analyzer_servers import PRESETS
-from rein.hosting.headless import HeadlessSession
-from rein.providers.replay import ReplayModel
-from tests.fakes.events import EventLog
+from tests.e2e.headless_gate import edit_turn, only_server, prompt_headless, write_workspace
 
 pytestmark = pytest.mark.e2e
-
-SERVERS = [{"name": p.name, "enabled": p.name == "clangd"} for p in PRESETS]
 
 
 async def test_changed_flags_that_break_an_unchanged_file_block(tmp_path: Path) -> None:
     root = tmp_path / "w"
-    root.mkdir()
-    (root / "main.c").write_text("int main(void) { return GREETING; }\n")
-    (root / "util.c").write_text("int util(void) { return 1; }\n")
-    (root / "compile_flags.txt").write_text("-DGREETING=0\n")
-    config = load_config({"gates": {"analyzer": {"servers": SERVERS}}})
-    edit = {"path": "compile_flags.txt", "old_string": "GREETING=", "new_string": "GREETINGS="}
-    script = [{"tool_calls": [{"name": "edit_file", "arguments": edit}]}, {"text": "done"}]
-    events = EventLog()
-    async with HeadlessSession(root, ReplayModel(script), config, watch=False) as session:
-        session.agent.subscribe(events)
-        await session.analyzers_started()
-        await session.prompt("tidy the flags")
-    gate = next(r for r in events.of("gate_result") if r.gate == "analyzer")
+    write_workspace(
+        root,
+        {
+            "main.c": "int main(void) { return GREETING; }\n",
+            "util.c": "int util(void) { return 1; }\n",
+            "compile_flags.txt": "-DGREETING=0\n",
+        },
+    )
+    config = load_config({"gates": {"analyzer": {"servers": only_server("clangd")}}})
+    script = [edit_turn("compile_flags.txt", "GREETING=", "GREETINGS="), {"text": "done"}]
+    ran = await prompt_headless(root, script, config, "tidy the flags")
+    gate = ran.analyzer_gates()[0]
     assert gate.status == "blocked", gate.detail
     assert [(b.path, "GREETING" in b.message) for b in gate.blockers] == [("main.c", True)]

@@ -18,11 +18,11 @@ from rein.config import load_config
 from rein.disk.analyzer_discovery import workspace_specs
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.pool_navigator import PoolNavigator
-from rein.harness.analyzer_servers import PRESETS
 from rein.harness.events import GateResult
 from rein.harness.navigation_ports import PartialLocations, Position
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
+from tests.e2e.headless_gate import only_server
 
 pytestmark = pytest.mark.e2e
 
@@ -48,7 +48,7 @@ def _project(root: Path) -> None:
     (root / "compile_commands.json").write_text(json.dumps(commands))
 
 
-SERVERS = [{"name": p.name, "enabled": p.name == "clangd"} for p in PRESETS]
+SERVERS = only_server("clangd")
 
 
 async def test_a_c_functions_references_and_rename_see_every_c_file(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from rein.config import load_config
 from rein.hosting.headless import ApproveAll, HeadlessSession
 from rein.providers.replay import ReplayModel
+from tests.e2e.headless_gate import write_workspace
 from tests.fakes.events import EventLog
 
 pytestmark = pytest.mark.e2e
@@ -60,12 +61,13 @@ def main() -> int:
 @pytest.fixture
 def package(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "0.1.0"\n')
-    (root / "pkg" / "__init__.py").write_text('"""The package."""\n')
-    (root / "pkg" / "util.py").write_text(UTIL)
-    (root / "pkg" / "app.py").write_text(APP)
-    (root / "pkg" / "cli.py").write_text(CLI)
+    files = {
+        "pkg/__init__.py": '"""The package."""\n',
+        "pkg/util.py": UTIL,
+        "pkg/app.py": APP,
+        "pkg/cli.py": CLI,
+    }
+    write_workspace(root, files, project="proj")
     return root
 
 

@@ -12,6 +12,7 @@ import pytest
 from rein.config import ReinConfig
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
+from tests.e2e.headless_gate import write_workspace
 from tests.fakes.events import EventLog
 
 pytestmark = pytest.mark.e2e
@@ -36,11 +37,8 @@ def run() -> int:
 @pytest.fixture
 def package(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "0.1.0"\n')
-    (root / "pkg" / "__init__.py").write_text('"""The package."""\n')
-    (root / "pkg" / "util.py").write_text(UTIL)
-    (root / "pkg" / "app.py").write_text(APP)
+    files = {"pkg/__init__.py": '"""The package."""\n', "pkg/util.py": UTIL, "pkg/app.py": APP}
+    write_workspace(root, files, project="proj")
     return root
 
 

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from rein.config import load_config
-from rein.hosting.headless import ApproveAll, HeadlessSession
-from rein.providers.replay import ReplayModel
-from tests.fakes.events import EventLog
+from rein.hosting.headless import ApproveAll
+from tests.e2e.headless_gate import edit_turn, prompt_headless, write_workspace
 
 pytestmark = pytest.mark.e2e
 
@@ -25,40 +24,25 @@ TOP = 'from mid import greet\n\n\ndef welcome() -> str:\n    return greet("visit
 LOUD = "def greet(name: str, loud: bool) -> str:"
 
 
-def edit(path: str, old: str, new: str) -> dict:
-    args = {"path": path, "old_string": old, "new_string": new}
-    return {"tool_calls": [{"name": "edit_file", "arguments": args}]}
-
-
-def workspace(root: Path, files: dict[str, str]) -> None:
-    root.mkdir()
-    (root / "pyproject.toml").write_text('[project]\nname = "w"\nversion = "0.1.0"\n')
-    for path, text in files.items():
-        (root / path).write_text(text)
-
-
 async def test_an_importers_importer_broken_beside_a_changed_markdown_file(
     tmp_path: Path,
 ) -> None:
     """top.py imports greet through mid.py (the importer opened): with
     CHANGES.md edited too, the reach is still judged and top.py blocks."""
     root = tmp_path / "greeting"
-    workspace(root, {"lib.py": LIB, "mid.py": MID, "top.py": TOP, "CHANGES.md": "# Changes\n"})
+    files = {"lib.py": LIB, "mid.py": MID, "top.py": TOP, "CHANGES.md": "# Changes\n"}
+    write_workspace(root, files, project="w")
     config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2}}})
     script = [
-        edit("CHANGES.md", "# Changes", "# Changes\n\n- greet is loud"),
-        edit("lib.py", "def greet(name: str) -> str:", LOUD),
+        edit_turn("CHANGES.md", "# Changes", "# Changes\n\n- greet is loud"),
+        edit_turn("lib.py", "def greet(name: str) -> str:", LOUD),
         {"text": "done"},
-        edit("lib.py", LOUD, "def greet(name: str, loud: bool = False) -> str:"),
+        edit_turn("lib.py", LOUD, "def greet(name: str, loud: bool = False) -> str:"),
         {"text": "made it optional"},
     ]
-    events = EventLog()
-    async with HeadlessSession(root, ReplayModel(script), config, watch=False) as session:
-        session.agent.subscribe(events)
-        assert session.pool.large
-        await session.analyzers_started()
-        result = await session.prompt("make greet loud")
-    gates = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    ran = await prompt_headless(root, script, config, "make greet loud")
+    assert ran.large
+    result, gates = ran.result, ran.analyzer_gates()
     assert gates[0].status == "blocked", gates[0].detail
     assert {b.path for b in gates[0].blockers} == {"top.py"}
     assert result.repair_attempts == 1
@@ -72,30 +56,27 @@ async def test_importers_past_the_bound_are_checked_later(tmp_path: Path) -> Non
     root = tmp_path / "w"
     call = "def f{0}() -> str:\n    return greet('{0}')\n"
     imports = "from lib import greet\n\n\n"
-    workspace(
+    write_workspace(
         root,
         {"lib.py": LIB, "a.py": imports + call.format("a"), "b.py": imports + call.format("b")},
+        project="w",
     )
     (root / "pyrightconfig.json").write_text('{"reportMissingModuleSource": "warning"}\n')
     config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2, "maxImporters": 1}}})
     script = [
-        edit("pyrightconfig.json", '"warning"', '"warning", "reportMissingImports": "error"'),
-        edit("lib.py", "def greet(name: str) -> str:", LOUD),
+        edit_turn("pyrightconfig.json", '"warning"', '"warning", "reportMissingImports": "error"'),
+        edit_turn("lib.py", "def greet(name: str) -> str:", LOUD),
         {"text": "done"},
-        edit("a.py", "greet('a')", "greet('a', True)"),
+        edit_turn("a.py", "greet('a')", "greet('a', True)"),
         {"text": "fixed a"},
-        edit("b.py", "greet('b')", "greet('b', True)"),
+        edit_turn("b.py", "greet('b')", "greet('b', True)"),
         {"text": "fixed b"},
         {"text": "x"},
         {"text": "x"},
     ]
-    events = EventLog()
-    async with HeadlessSession(root, ReplayModel(script), config, watch=False) as session:
-        session.agent.subscribe(events)
-        assert session.pool.large
-        await session.analyzers_started()
-        await session.prompt("make greet loud")
-    gates = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    ran = await prompt_headless(root, script, config, "make greet loud")
+    assert ran.large
+    gates = ran.analyzer_gates()
     assert gates[0].status == "blocked", gates[0].detail
     # b.py, not opened by the first change, is checked before any pass.
     broken = [i for i, g in enumerate(gates) if "b.py" in {b.path for b in g.blockers}]
@@ -112,23 +93,21 @@ async def test_a_command_with_a_temporary_file_is_judged_like_an_edit(tmp_path: 
     nor after, is no change (it made the reach "not known", the verdict
     unverified). As the edit in the first test, top.py blocks, then passes."""
     root = tmp_path / "greeting"
-    workspace(root, {"lib.py": LIB, "mid.py": MID, "top.py": TOP})
+    write_workspace(root, {"lib.py": LIB, "mid.py": MID, "top.py": TOP}, project="w")
     config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2}}})
     loud = "s/def greet(name: str)/def greet(name: str, loud: bool)/"
     line = f"sed '{loud}' lib.py > lib.py.new && mv lib.py.new lib.py"
     script = [
         {"tool_calls": [{"name": "run_command", "arguments": {"command": line}}]},
         {"text": "done"},
-        edit("lib.py", LOUD, "def greet(name: str, loud: bool = False) -> str:"),
+        edit_turn("lib.py", LOUD, "def greet(name: str, loud: bool = False) -> str:"),
         {"text": "made it optional"},
     ]
-    events = EventLog()
-    async with HeadlessSession(root, ReplayModel(script), config, approver=ApproveAll()) as session:
-        session.agent.subscribe(events)
-        assert session.pool.large
-        await session.analyzers_started()
-        result = await session.prompt("make greet loud")
-    gates = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    ran = await prompt_headless(
+        root, script, config, "make greet loud", approver=ApproveAll(), watch=True
+    )
+    assert ran.large
+    result, gates = ran.result, ran.analyzer_gates()
     assert gates[0].status == "blocked", gates[0].detail
     first, second = gates
     assert {b.path for b in first.blockers} == {"top.py"}

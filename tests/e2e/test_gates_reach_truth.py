@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from rein.config import load_config
-from rein.hosting.headless import HeadlessSession
-from rein.providers.replay import ReplayModel
-from tests.fakes.events import EventLog
+from tests.e2e.headless_gate import edit_turn, prompt_headless, write_workspace
 
 pytestmark = pytest.mark.e2e
 
@@ -45,25 +43,14 @@ def welcome() -> str:
 
 
 def edit(old: str, new: str) -> dict:
-    return {
-        "tool_calls": [
-            {
-                "name": "edit_file",
-                "arguments": {"path": "lib.py", "old_string": old, "new_string": new},
-            }
-        ]
-    }
+    return edit_turn("lib.py", old, new)
 
 
 async def test_a_break_in_an_importers_importer_is_caught_by_asking_what_the_change_reaches(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "greeting"
-    root.mkdir()
-    (root / "pyproject.toml").write_text('[project]\nname = "greeting"\nversion = "0.1.0"\n')
-    (root / "lib.py").write_text(LIB)
-    (root / "mid.py").write_text(MID)
-    (root / "top.py").write_text(TOP)
+    write_workspace(root, {"lib.py": LIB, "mid.py": MID, "top.py": TOP}, project="greeting")
     config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2}}})
     script = [
         edit("def greet(name: str) -> str:", "def greet(name: str, loud: bool) -> str:"),
@@ -77,15 +64,12 @@ async def test_a_break_in_an_importers_importer_is_caught_by_asking_what_the_cha
         },
         {"text": "made it optional"},
     ]
-    events = EventLog()
-    async with HeadlessSession(root, ReplayModel(script), config, watch=False) as session:
-        session.agent.subscribe(events)
-        assert session.pool.large
-        await session.analyzers_started()
-        result = await session.prompt("make greet loud")
+    ran = await prompt_headless(root, script, config, "make greet loud")
+    assert ran.large
+    result = ran.result
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
-    first, second = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    first, second = ran.analyzer_gates()
     # The call the change broke two imports away; not top.py's old error.
     assert [(b.path, b.line, b.code) for b in first.blockers] == [
         ("top.py", 6, "reportCallIssue")

@@ -25,9 +25,9 @@ from rein.bench import language_projects as projects
 from rein.config import ReinConfig, load_config
 from rein.disk.analyzer_discovery import workspace_specs
 from rein.disk.analyzer_specs import find_executable
-from rein.harness.analyzer_servers import PRESETS as PRESET_SERVERS
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
+from tests.e2e.headless_gate import edit_turn, only_server, prompt_headless, write_workspace
 from tests.fakes.events import EventLog
 
 pytestmark = pytest.mark.e2e
@@ -43,7 +43,7 @@ PRESETS = ("typescript", "gopls", "clangd", "bash")
 
 def only(preset: str, severity: str) -> ReinConfig:
     """The configuration that runs just ``preset``'s server."""
-    servers = [{"name": p.name, "enabled": p.name == preset} for p in PRESET_SERVERS]
+    servers = only_server(preset)
     return load_config({"gates": {"analyzer": {"severity": severity, "servers": servers}}})
 
 
@@ -117,14 +117,6 @@ CASES = {
 SEVERITY = {"error": 1, "warning": 2}
 
 
-def edit(path: str, old: str, new: str) -> dict:
-    return {
-        "tool_calls": [
-            {"name": "edit_file", "arguments": {"path": path, "old_string": old, "new_string": new}}
-        ]
-    }
-
-
 @pytest.fixture(autouse=True)
 def _tool_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REIN_TOOL_CACHE", str(TOOLS))
@@ -150,9 +142,12 @@ async def test_a_seeded_error_is_the_one_blocker_then_repaired(
     case = CASES[language]
     root = case.make(tmp_path / language)
     script = [
-        edit(case.path, case.old, case.new),
+        edit_turn(case.path, case.old, case.new),
         {"text": "done"},
-        {"expect": {"last_message_contains": case.code}, **edit(case.path, case.new, case.old)},
+        {
+            "expect": {"last_message_contains": case.code},
+            **edit_turn(case.path, case.new, case.old),
+        },
         {"text": "repaired"},
     ]
     config = only(case.spec, case.severity)
@@ -202,9 +197,7 @@ async def test_a_changed_header_blocks_on_what_it_breaks_in_the_files_including_
     both files including it passed ('2 error(s) in unchanged files are
     there without the run's changes too')."""
     root = tmp_path / "c"
-    for name, text in C_FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    write_workspace(root, C_FILES)
     commands = [
         {"directory": str(root), "file": f"src/{c}", "arguments": ["cc", "-Iinclude", "-c", c]}
         for c in ("vec.c", "main.c")
@@ -212,20 +205,17 @@ async def test_a_changed_header_blocks_on_what_it_breaks_in_the_files_including_
     (root / "compile_commands.json").write_text(json.dumps(commands))
     broken = "int push(int *v, int value, int times);\n"
     script = [
-        edit("include/vec.h", HEADER, broken),
+        edit_turn("include/vec.h", HEADER, broken),
         {"text": "done"},
         {"text": "giving up"},
     ]
-    servers = [{"name": p.name, "enabled": p.name == "clangd"} for p in PRESET_SERVERS]
+    servers = only_server("clangd")
     config = load_config(
         {"harness": {"maxRepairAttempts": 1}, "gates": {"analyzer": {"servers": servers}}}
     )
-    events = EventLog()
-    async with HeadlessSession(root, ReplayModel(script), config, watch=False) as session:
-        await session.analyzers_started()
-        session.agent.subscribe(events)
-        result = await session.prompt("add a parameter")
-    (verdict, *_) = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    ran = await prompt_headless(root, script, config, "add a parameter")
+    result = ran.result
+    (verdict, *_) = ran.analyzer_gates()
     assert not verdict.passed, verdict.detail
     assert sorted((b.path, b.code) for b in verdict.blockers) == [
         ("src/main.c", "typecheck_call_too_few_args"),

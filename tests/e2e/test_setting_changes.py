@@ -17,10 +17,7 @@ from typing import Any
 import pytest
 
 from rein.config import load_config
-from rein.harness.analyzer_servers import PRESETS
-from rein.hosting.headless import HeadlessSession
-from rein.providers.replay import ReplayModel
-from tests.fakes.events import EventLog
+from tests.e2e.headless_gate import edit_turn, only_server, prompt_headless
 
 pytestmark = pytest.mark.e2e
 
@@ -28,15 +25,10 @@ MODULE = "import os\n\n\ndef f(x):\n    return x\n"
 
 
 async def _gate(root: Path, server: str, edit: dict[str, str], **analyzer: Any) -> Any:
-    servers = [{"name": p.name, "enabled": p.name == server} for p in PRESETS]
-    config = load_config({"gates": {"analyzer": {"servers": servers, **analyzer}}})
-    script = [{"tool_calls": [{"name": "edit_file", "arguments": edit}]}, {"text": "done"}]
-    events = EventLog()
-    async with HeadlessSession(root, ReplayModel(script), config, watch=False) as session:
-        session.agent.subscribe(events)
-        await session.analyzers_started()
-        await session.prompt("tighten the settings")
-    return next(r for r in events.of("gate_result") if r.gate == "analyzer")
+    config = load_config({"gates": {"analyzer": {"servers": only_server(server), **analyzer}}})
+    script = [edit_turn(edit["path"], edit["old_string"], edit["new_string"]), {"text": "done"}]
+    ran = await prompt_headless(root, script, config, "tighten the settings")
+    return ran.analyzer_gates()[0]
 
 
 async def test_ruff_select_all_in_pyproject_blocks_on_the_new_findings(tmp_path: Path) -> None:
