@@ -29,7 +29,7 @@ from pathlib import Path
 from rein.bring.frontmatter import Document
 from rein.bring.setup_folders import Place, walk_setup_folders
 from rein.bring.sources import Invalid, Scope, optional_text, tool_names
-from rein.tools.settings import DEFAULT_DENY_GLOBS
+from rein.tools.settings import DEFAULT_DENY_GLOBS, DISABLEABLE_TOOL_NAMES
 
 __all__ = [
     "CLAUDE_TOOLS",
@@ -70,24 +70,9 @@ COPILOT_TOOLS: dict[str, tuple[str, ...]] = {
     "problems": ("get_diagnostics",),
     "agent": ("task",),
 }
-#: Rein's own tool names, taken as they are in either format.
-REIN_TOOLS = frozenset(
-    {
-        "read_file",
-        "list_dir",
-        "glob",
-        "grep",
-        "edit_file",
-        "write_file",
-        "delete_file",
-        "move_file",
-        "run_command",
-        "get_diagnostics",
-        "ask_user",
-        "task",
-        "skill",
-    }
-)
+#: Rein's own tool names, taken as they are in either format: the standard
+#: tools, ``task`` and ``skill``.
+REIN_TOOLS = frozenset({*DISABLEABLE_TOOL_NAMES, "skill"})
 _CLAUDE_NAME = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 _RULE = re.compile(r"(?P<tool>[A-Za-z_][\w-]*)\(.*\)")
 
