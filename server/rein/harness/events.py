@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
-from rein.harness._event_base import _Event
+from rein.harness._event_base import EVENT_CONFIG, _Event
 from rein.harness.calls.display import DisplayKind
 from rein.harness.feature_events import (
     CheckpointDropped,
@@ -134,7 +134,7 @@ class ContextShare(BaseModel):
     (as the provider counted them; estimated when it reported none) of the
     ``window``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = EVENT_CONFIG
 
     used: int
     window: int

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from rein.harness._event_base import _Event
+from rein.harness._event_base import EVENT_CONFIG, _Event
 
 __all__ = [
     "CheckpointDropped",
@@ -47,7 +47,7 @@ class PlanState(_Event):
 
 
 class PlanStep(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = EVENT_CONFIG
 
     id: str
     description: str

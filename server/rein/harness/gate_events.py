@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from rein.harness._event_base import _Event
+from rein.harness._event_base import EVENT_CONFIG, _Event
 
 __all__ = [
     "Blocker",
@@ -29,7 +29,7 @@ class Unverified(BaseModel):
     """A gate that could not look: the generation it was asked about is not
     validated (no analyzer, a client without diagnostics, a stale answer)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = EVENT_CONFIG
 
     gate: str
     generation: int
@@ -39,7 +39,7 @@ class Unverified(BaseModel):
 class Blocker(BaseModel):
     """One problem a gate found that the model must fix."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = EVENT_CONFIG
 
     gate: str
     message: str
