@@ -14,32 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, find_executable
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
+from tests.e2e.basedpyright_cli import basedpyright_cli
 
 pytestmark = pytest.mark.e2e
 
 RUFF, BASEDPYRIGHT = DEFAULT_ANALYZERS
-
-
-def basedpyright_cli(root: Path) -> list[tuple[str, int, str]]:
-    """The command-line basedpyright's errors for ``root`` as (path, line,
-    rule), sorted."""
-    exe = find_executable("basedpyright")
-    assert exe is not None
-    out = subprocess.run(
-        [exe, "--outputjson"], cwd=root, capture_output=True, text=True, timeout=120
-    )
-    report = json.loads(out.stdout)
-    return sorted(
-        (
-            Path(d["file"]).resolve().relative_to(root.resolve()).as_posix(),
-            d["range"]["start"]["line"],
-            d.get("rule", ""),
-        )
-        for d in report["generalDiagnostics"]
-        if d["severity"] == "error"
-    )
 
 
 def src_layout_project(root: Path) -> None:
@@ -70,7 +51,7 @@ async def test_a_src_layout_s_pre_existing_diagnostics_equal_the_command_line_s(
     # the search path: tests/ could not import pkg and its errors were
     # "could not be resolved" instead of the command line's.
     src_layout_project(tmp_path)
-    cli = basedpyright_cli(tmp_path)
+    cli = sorted((path, line, rule) for path, line, _, rule in basedpyright_cli(tmp_path))
     # The command line resolves pkg from src/: the wrong call is seen.
     assert ("tests/test_core.py", 5, "reportArgumentType") in cli
     pool = AnalyzerPool(tmp_path, [RUFF, BASEDPYRIGHT])

@@ -4,7 +4,6 @@ are opened, an environment change is seen, and no analyzer means blind."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -24,6 +23,8 @@ from rein.disk.analyzers import AnalyzerPool
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
+from tests.e2e.basedpyright_cli import basedpyright_cli
+from tests.rein_cli import replay_run
 
 pytestmark = pytest.mark.e2e
 
@@ -57,27 +58,6 @@ def generated_project(root: Path, modules: int) -> None:
         else:
             text += "def g0() -> int:\n    return 'not an int'\n"
         (pkg / f"m{i}.py").write_text(text)
-
-
-def basedpyright_cli(root: Path) -> list[tuple[str, int, int, str]]:
-    """What the command-line basedpyright reports for ``root``: errors as
-    (path, line, character, rule), sorted."""
-    exe = find_executable("basedpyright")
-    assert exe is not None
-    out = subprocess.run(
-        [exe, "--outputjson"], cwd=root, capture_output=True, text=True, timeout=120
-    )
-    report = json.loads(out.stdout)
-    return sorted(
-        (
-            Path(d["file"]).resolve().relative_to(root.resolve()).as_posix(),
-            d["range"]["start"]["line"],
-            d["range"]["start"]["character"],
-            d.get("rule", ""),
-        )
-        for d in report["generalDiagnostics"]
-        if d["severity"] == "error"
-    )
 
 
 @pytest.mark.parametrize("work_done_progress", [False, True], ids=["pyright-progress", "lsp"])
@@ -270,25 +250,7 @@ def test_rein_run_names_its_analyzers_and_logs_no_ignored_notifications(tmp_path
     generated_project(tmp_path, 10)
     script = tmp_path / "s.yaml"
     script.write_text("turns:\n  - text: nothing to do\n")
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rein",
-            "run",
-            "look",
-            "-w",
-            str(tmp_path),
-            "--provider",
-            "replay",
-            "--script",
-            str(script),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = replay_run(tmp_path, "look", script, "--json")
     assert out.returncode == 0, out.stderr
     versions = []
     for name in ("ruff", "basedpyright"):

@@ -15,6 +15,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.disk.watcher import DiskWatcher
 from rein.process.groups import group_alive
 from rein.process.runner import SubprocessRunner
+from tests.rein_cli import rein, replay_run
 
 pytestmark = pytest.mark.e2e
 
@@ -114,44 +115,16 @@ def test_rein_demo_runs_offline_and_completes() -> None:
 def test_rein_run_exit_codes_and_json(tmp_path: Path) -> None:
     script = tmp_path / "s.yaml"
     script.write_text("turns:\n  - text: nothing to do\n")
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rein",
-            "run",
-            "look",
-            "-w",
-            str(tmp_path),
-            "--provider",
-            "replay",
-            "--script",
-            str(script),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = replay_run(tmp_path, "look", script, "--json")
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.strip()]
     assert '"type":"run_end"' in lines[-3].replace(" ", "")
     assert '"status": "completed"' in lines[-1]
-    bad = subprocess.run(
-        [sys.executable, "-m", "rein", "run", "x", "-w", str(tmp_path / "missing")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bad = rein("run", "x", "-w", str(tmp_path / "missing"), timeout=60)
     assert bad.returncode == 2 and "is not a folder" in bad.stderr
     bad_cfg = tmp_path / "c.json"
     bad_cfg.write_text('{"harness": {"maxModelTurnsPerRun": "many"}}')
-    bad = subprocess.run(
-        [sys.executable, "-m", "rein", "run", "x", "-w", str(tmp_path), "--config", str(bad_cfg)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bad = rein("run", "x", "-w", str(tmp_path), "--config", str(bad_cfg), timeout=60)
     assert bad.returncode == 2 and "rein.harness.maxModelTurnsPerRun" in bad.stderr
 
 
@@ -164,26 +137,7 @@ def test_rein_run_plan_mode(tmp_path: Path) -> None:
         "  - tool_calls: [{name: read_file, arguments: {path: app.py}}]\n"
         "  - tool_calls: [{name: complete_step, arguments: {step_id: s1, success: true, summary: app.py sets x}}]\n"
     )
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rein",
-            "run",
-            "what is in app.py",
-            "-w",
-            str(tmp_path),
-            "--mode",
-            "plan",
-            "--provider",
-            "replay",
-            "--script",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = replay_run(tmp_path, "what is in app.py", script, "--mode", "plan")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "plan: planning -> executing" in out.stdout
     assert "plan (step_done): ✓ s1" in out.stdout
