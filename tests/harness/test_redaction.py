@@ -90,3 +90,14 @@ def test_a_childs_environment_has_no_xdist_worker_variables(
     monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "abc")
     env = child_environment()
     assert not {k for k in env if k.startswith("PYTEST_XDIST_")}
+
+
+def test_the_written_out_prefilter_knows_every_key_shapes_prefix() -> None:
+    """The prefilter's substring checks are written out (no generator, for
+    a short text such as an analyzer's message): each shape's prefix is
+    among them, so none goes unredacted."""
+    from rein.harness.redaction import _PREFIXES, _may_hold_a_shape
+
+    for prefix in _PREFIXES:
+        assert _may_hold_a_shape(f"x {prefix} y"), prefix
+    assert not _may_hold_a_shape("Cannot access attribute for class Widget")

@@ -190,6 +190,26 @@ def test_an_answering_client_is_not_blind_and_names_the_editor(tmp_path: Path) -
     assert [(d.path, d.message) for d in snap.diagnostics] == [("app.py", "Undefined name `nmae`")]
 
 
+def test_the_editors_diagnostic_messages_are_redacted_as_they_enter(tmp_path: Path) -> None:
+    """A message quoting a key (a type checker's ``Literal['sk-...']``)
+    enters Rein redacted: the analyzer gate's stored baselines and its
+    comparisons hold that text (safe20; the raw key before)."""
+    uri = (tmp_path / "app.py").as_uri()
+    key = "sk-proj-EDITORxx0123456789abcdefghij"
+
+    async def answer(params: dict[str, Any]) -> Any:
+        return {"items": [item(uri, f'Type "Literal[\'{key}\']" is not assignable to "int"')]}
+
+    async def main() -> Any:
+        diagnostics, _ = source(tmp_path, answer)
+        return await diagnostics.snapshot(["app.py"])
+
+    snap = run_in_virtual_time(main)
+    assert [d.message for d in snap.diagnostics] == [
+        'Type "Literal[\'[redacted]\']" is not assignable to "int"'
+    ]
+
+
 def test_is_settling_diagnostics() -> None:
     assert issubclass(EditorDiagnostics, SettlingDiagnostics)
 

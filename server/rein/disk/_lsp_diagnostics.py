@@ -1,5 +1,9 @@
 """An analyzer's diagnostic, as it sent it (its JSON, or lsprotocol's
-object) -> Rein's :class:`~rein.harness.ports.Diagnostic`."""
+object) -> Rein's :class:`~rein.harness.ports.Diagnostic`, its message
+redacted as it enters (a type checker's message quotes a literal:
+``Literal['sk-...']``): the gates' verdicts, the baselines a session stores
+with its unvalidated changes and the comparisons between them all see the
+one redacted text."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from rein.harness.ports import Diagnostic
+from rein.harness.redaction import redact
 
 __all__ = ["diagnostic_from_json", "diagnostic_from_lsp"]
 
@@ -27,7 +32,7 @@ def diagnostic_from_json(path: str, d: dict[str, Any], source: str) -> Diagnosti
         severity=int(severity) if severity is not None else 1,
         code=str(code) if code is not None else None,
         source=d.get("source") or source,
-        message=d.get("message", ""),
+        message=redact(d.get("message", "")),
     )
 
 
@@ -42,5 +47,5 @@ def diagnostic_from_lsp(path: str, d: lsp.Diagnostic, source: str) -> Diagnostic
         severity=int(d.severity) if d.severity is not None else 1,
         code=str(code) if code is not None else None,
         source=d.source or source,
-        message=d.message,
+        message=redact(d.message),
     )

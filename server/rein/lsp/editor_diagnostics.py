@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcException
 
 from rein.harness.errors import SandboxError
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
+from rein.harness.redaction import redact
 from rein.lsp.channel import method_not_found
 
 if TYPE_CHECKING:
@@ -78,7 +79,8 @@ def _convert(path: str, d: dict[str, Any]) -> Diagnostic:
         severity=int(d.get("severity") or 1),
         code=str(code) if code is not None else None,
         source=d.get("source"),
-        message=str(d.get("message", "")),
+        # Redacted as it enters: the stored baselines hold this text too.
+        message=redact(str(d.get("message", ""))),
     )
 
 

@@ -54,6 +54,7 @@ from rein.harness.events import (
 )
 from rein.harness.gating.path_globs import is_code, is_preview_output
 from rein.harness.ports import PreviewProcessFactory
+from rein.harness.redaction import redact
 from rein.preview.observation import RuntimeObservation
 from rein.preview.output_log import TAIL_LINES, OutputLog
 from rein.preview.process_life import ProcessLife
@@ -364,7 +365,9 @@ class PreviewCoordinator(WriteWatch, ReadinessWait, RuntimeObservation, ProcessL
             process = await self.factory.start(command)
         except Exception as exc:
             self._state = "failed"
-            message = f"could not start the preview `{command}`: {type(exc).__name__}: {exc}"
+            message = redact(
+                f"could not start the preview `{command}`: {type(exc).__name__}: {exc}"
+            )
             self._send(PreviewError(message=message, state="failed"))
             return PreviewOutcome("failed", generation, mark, message)
         run = _PreviewRun(process)

@@ -1,6 +1,11 @@
 """The preview's output: the kept lines with absolute indices (so an
 observation can ask for "everything since the load"), the lines still to be
-sent as one coalesced event, and finding error lines with their tracebacks."""
+sent as one coalesced event, and finding error lines with their tracebacks.
+
+A line is redacted as it enters (:mod:`rein.harness.redaction`: the keys
+Rein holds, common key shapes): the preview is the person's program, and
+what it prints reaches the ``preview_output`` and ``preview_error`` events,
+the observation gate's verdict and the status the same way."""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import itertools
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
+
+from rein.harness.redaction import redact
 
 __all__ = ["FRAME", "TAIL_LINES", "OutputLog", "find_errors", "headline"]
 
@@ -39,6 +46,7 @@ class OutputLog:
         self._pending_total = 0
 
     def append(self, line: str) -> None:
+        line = redact(line)  # before the cut: a key is never cut in two
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + " [...]"
         self._lines.append(line)

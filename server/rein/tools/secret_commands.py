@@ -28,6 +28,16 @@ would (a leading dot matched only when written, or when the line names
 (``.{env,x}``) is expanded first; past :data:`GLOB_BOUND` folder entries the
 answer is "may name one" (:data:`TOO_MANY_FILES`), asked all the same.
 
+A word that names something there is also looked up by where it leads
+(:meth:`_Check.behind`): where its symbolic links lead, a chain or a
+linked folder on the way included (``cat notes`` with ``notes`` a link to
+``.env``, ``cat cfg/credentials`` with ``cfg`` a link to ``.aws``), and a
+regular file with more than one name is looked for among the workspace's
+secret files by device and inode (a hard link named ``backup.txt`` of
+``.env``), by the bounded walk the file tools use for a hard link's read
+(:func:`~rein.tools.secret_walk.secret_inodes`, once per check; past
+:data:`~rein.tools.secret_walk.WALK_BOUND` entries: "may be one", asked).
+
 Looking a word up in more ways only ever asks more often. What a command
 reads without naming it (a test suite loading ``.env``, ``grep -r``, a
 variable or a computed string holding the path) is not seen;
@@ -40,12 +50,21 @@ import fnmatch
 import os
 import posixpath
 import re
+import stat
 from collections.abc import Iterator, Sequence
 
 from rein.tools._shell_words import UnsafeCommand, parse_line
 from rein.tools.secret_files import SecretFiles
+from rein.tools.secret_walk import WALK_BOUND, SecretInodes, secret_inodes
 
-__all__ = ["GLOB_BOUND", "NESTING_BOUND", "TOO_MANY_FILES", "named_in_command", "why_asked"]
+__all__ = [
+    "GLOB_BOUND",
+    "NESTING_BOUND",
+    "TOO_MANY_FILES",
+    "TOO_MANY_TO_LOOK",
+    "named_in_command",
+    "why_asked",
+]
 
 #: How many levels of a command line inside a word (``bash -c '...'``
 #: inside ``sh -c "..."``) are checked as lines; deeper, as pieces.
@@ -60,6 +79,12 @@ _BRACE_BOUND = 64
 _BRACE_WORD_BOUND = 1024
 #: The "glob" of an answer whose glob word had too many files to look at.
 TOO_MANY_FILES = "(too many files to look through)"
+#: The most folder entries one check lists to tell which words name
+#: something there (past it, each word is looked up with ``lstat``).
+_NAMES_BOUND = 20_000
+#: The "glob" of an answer whose word names a hard link and the workspace
+#: was too large to look for the secret file it may be another name of.
+TOO_MANY_TO_LOOK = "(a hard link in too large a workspace)"
 
 #: What separates the words of a command line that may name a file: blanks,
 #: quotes, the shell's operators, an option's ``=`` (``--env-file=.env``)
@@ -95,6 +120,12 @@ def why_asked(found: Found) -> str:
         return (
             f"the command's glob {path} matches in folders of more than {GLOB_BOUND} entries, "
             "too many to look for a secret file among (tools.secretFiles)"
+        )
+    if glob == TOO_MANY_TO_LOOK:
+        return (
+            f"the command names {path}, a hard link, and the workspace has more than "
+            f"{WALK_BOUND} entries, too many to look for the secret file (tools.secretFiles) "
+            "it may be another name of"
         )
     return f"the command names {path}, a secret file (tools.secretFiles)"
 
@@ -227,6 +258,17 @@ class _Check:
         self.listed: dict[str, list[tuple[str, bool]]] = {}
         #: ``*`` matches a leading dot only where the line asks for it.
         self.dotglob = False
+        self.real_root = os.path.realpath(root)
+        #: Each folder's real path (after symlinks), as looked up.
+        self.real_folders: dict[str, str] = {}
+        #: Each folder's entry names, lower case (None: not listed, too many).
+        self.names: dict[str, frozenset[str] | None] = {}
+        self.named_entries = 0
+        #: The paths :meth:`behind` looked up, and what it found.
+        self.behind_seen: dict[str, Found | None] = {}
+        #: The workspace's secret files by inode, walked for the first hard
+        #: link named (None: not yet), and whether the walk stopped.
+        self.inodes: tuple[SecretInodes, bool] | None = None
 
     def line(self, command: str, start: str | None, depth: int) -> Found | None:
         """The first secret ``command`` names, run from the folder ``start``."""
@@ -289,6 +331,9 @@ class _Check:
             glob = self.rules.matched_by(path)
             if glob is not None:
                 return path, glob
+            found = self.behind(path)
+            if found is not None:
+                return found
             if _GLOB.search(path):
                 try:
                     found = self.expanded(path)
@@ -297,6 +342,80 @@ class _Check:
                 if found is not None:
                     return found
         return None
+
+    def behind(self, path: str) -> Found | None:
+        """The secret file the workspace's ``path`` is another name of: where
+        its symlinks lead (a linked folder on the way, a chain), or, for a
+        regular file with more than one name, the secret file of the same
+        device and inode. None when ``path`` names nothing there (most
+        words are no file: told by the folder's listing, once per folder)."""
+        if path in self.behind_seen:
+            return self.behind_seen[path]
+        found = self.behind_seen[path] = self._behind(path)
+        return found
+
+    def _behind(self, path: str) -> Found | None:
+        folder, _, name = path.rpartition("/")
+        if not self.may_be_there(folder, name):
+            return None
+        full = os.path.join(self.root, *path.split("/"))
+        try:
+            st = os.lstat(full)
+        except (OSError, ValueError):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(full)
+        else:
+            real = os.path.join(self.real_folder(folder), name)
+        if real != self.real_root and real.startswith(self.real_root.rstrip("/") + "/"):
+            target = real[len(self.real_root.rstrip("/")) + 1 :].replace(os.sep, "/")
+            if target != path:
+                glob = self.rules.matched_by(target)
+                if glob is not None:
+                    return f"{path} (which leads to {target})", glob
+        # else outside the workspace: the OS sandbox's to hide.
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                st = os.stat(full)
+            except OSError:
+                return None
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+            return None
+        if self.inodes is None:
+            self.inodes = secret_inodes(self.root, self.rules, WALK_BOUND)
+        inodes, stopped = self.inodes
+        other = inodes.get((st.st_dev, st.st_ino))
+        if other is not None:
+            if other[0] == path:
+                return None  # the secret file itself, by its own name: looked up above
+            return f"{path} (another name of {other[0]})", other[1]
+        return (path, TOO_MANY_TO_LOOK) if stopped else None
+
+    def may_be_there(self, folder: str, name: str) -> bool:
+        """Whether the workspace's ``folder`` ("" the root) may hold
+        ``name``: its listing (case ignored) says, or, past
+        :data:`_NAMES_BOUND` entries listed, an ``lstat`` will."""
+        if folder not in self.names:
+            names: frozenset[str] | None = None
+            if self.named_entries <= _NAMES_BOUND:
+                try:
+                    listed = os.listdir(os.path.join(self.root, *folder.split("/")))
+                except (OSError, ValueError):
+                    listed = []
+                self.named_entries += len(listed)
+                names = frozenset(n.lower() for n in listed)
+            self.names[folder] = names
+        names = self.names[folder]
+        return names is None or name.lower() in names
+
+    def real_folder(self, folder: str) -> str:
+        """The real path of the workspace's ``folder`` ("" the root), once
+        per check."""
+        if folder not in self.real_folders:
+            self.real_folders[folder] = os.path.realpath(
+                os.path.join(self.root, *folder.split("/")) if folder else self.root
+            )
+        return self.real_folders[folder]
 
     def listing(self, folder: str) -> list[tuple[str, bool]]:
         """The entries of the workspace's ``folder``, each listed once per
@@ -342,6 +461,9 @@ class _Check:
             glob = self.rules.matched_by(path)
             if glob is not None:
                 return path, glob
+            found = self.behind(path)
+            if found is not None:
+                return found
         return None
 
 

@@ -1,6 +1,7 @@
 """Secret files found by a bounded walk: those a folder holds (a move or
 delete of the folder asks every time, naming one) and the secret file a hard
-link is another name of (its read's approval prompt says so).
+link is another name of (its read's approval prompt says so; a command
+naming it asks, :mod:`rein.tools.secret_commands`).
 
 A glob names files, not folders (``.aws/credentials``, not ``.aws``), so a
 check of the two paths of a move does not see a folder holding one; moved
@@ -15,8 +16,12 @@ import os
 import stat
 
 from rein.tools.sandbox import Sandbox
+from rein.tools.secret_files import SecretFiles
 
-__all__ = ["WALK_BOUND", "secret_in_folder", "secret_name_of"]
+__all__ = ["WALK_BOUND", "SecretInodes", "secret_in_folder", "secret_inodes", "secret_name_of"]
+
+#: The workspace's secret files by (device, inode) -> (path, glob).
+SecretInodes = dict[tuple[int, int], tuple[str, str]]
 
 #: The most entries a walk looks at before it gives up (and asks).
 WALK_BOUND = 5000
@@ -76,6 +81,26 @@ def secret_in_folder(
     return None
 
 
+def secret_inodes(
+    root: str, rules: SecretFiles, bound: int = WALK_BOUND
+) -> tuple[SecretInodes, bool]:
+    """The secret files under ``root`` (names the globs make secret, symlinks
+    not followed) by device and inode, and whether the walk stopped at
+    ``bound`` entries (then more may be there)."""
+    files, stopped = _files(root, bound)
+    found: SecretInodes = {}
+    for name in files:
+        glob = rules.matched_by(name)
+        if glob is None:
+            continue
+        try:
+            other = os.stat(os.path.join(root, *name.split("/")), follow_symlinks=False)
+        except OSError:
+            continue
+        found.setdefault((other.st_dev, other.st_ino), (name, glob))
+    return found, stopped
+
+
 def secret_name_of(sandbox: Sandbox, rel: str, bound: int | None = None) -> str | None:
     """Why the hard link ``rel`` asks as a secret file: another of its names
     in the workspace is one (the same inode), or the workspace is too large
@@ -87,17 +112,11 @@ def secret_name_of(sandbox: Sandbox, rel: str, bound: int | None = None) -> str 
     except OSError:
         return None
     bound = WALK_BOUND if bound is None else bound
-    files, stopped = _files(sandbox.root, bound)
-    for name in files:
-        glob = sandbox.secret_files.matched_by(name)
-        if glob is None:
-            continue
-        try:
-            other = os.stat(sandbox.abspath(name), follow_symlinks=False)
-        except OSError:
-            continue
-        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-            return f"it is another name of {name}, a secret file (tools.secretFiles: {glob!r})"
+    inodes, stopped = secret_inodes(sandbox.root, sandbox.secret_files, bound)
+    other = inodes.get((st.st_dev, st.st_ino))
+    if other is not None:
+        name, glob = other
+        return f"it is another name of {name}, a secret file (tools.secretFiles: {glob!r})"
     if stopped:
         return (
             f"the workspace has more than {bound} entries, too many to look for the secret "

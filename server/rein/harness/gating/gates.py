@@ -10,7 +10,7 @@ prompt and continues, up to ``maxRepairAttempts``.
 
 Every gate's text (its blockers: a failing test's output, an analyzer's
 message, a command's tail; its detail and why it could not look; its
-waits and background failures) passes :mod:`rein.harness.redaction` here,
+waits and background failures; why it could not take its baseline) passes :mod:`rein.harness.redaction` here,
 once for all gates, before it reaches an event, the store or a repair
 prompt: the redactor tool results pass (a test that prints the provider's
 key shows ``[redacted]``).
@@ -273,7 +273,7 @@ class GatePipeline:
                 log.exception("gate %s could not take its baseline", gate.name)
                 emit(
                     ErrorEvent(
-                        message=f"gate {gate.name} could not take its baseline: {exc}",
+                        message=redact(f"gate {gate.name} could not take its baseline: {exc}"),
                         where=f"gate:{gate.name}",
                     )
                 )

@@ -1,0 +1,130 @@
+"""A ``run_command`` line that names a secret file by another name asks
+every time, as the file tools refuse or ask about it (safe20): a symbolic
+link to it (a chain of links, a link to the folder holding it), and a hard
+link to it, found by device and inode as ``read_file``'s prompt finds it
+(rein.tools.secret_commands, rein.tools.secret_walk). The real
+run_command over a tmp workspace with real links, the person declining;
+each of these lines ran without a question before."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.harness.tools import ToolEnvironment
+from rein.tools import ReadFileTool, RunCommandTool, secret_commands
+from rein.tools.secret_commands import TOO_MANY_TO_LOOK, named_in_command
+from rein.tools.secret_files import SecretFiles
+from rein.tools.settings import ApprovalSettings, ToolSettings
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.tools import ToolCallRecorder
+from tests.tools.conftest import WriteFiles
+
+TOKEN = "env_Zq8tokenvalue"
+
+#: Each line, and the name the question gives for what it names.
+BY_ANOTHER_NAME = (
+    ("cat notes", "notes (which leads to .env)"),
+    ("cat chain", "chain (which leads to .env)"),
+    ("cat cfg/credentials", "cfg/credentials (which leads to infra/.aws/credentials)"),
+    ("cd cfg && cat credentials", "cfg/credentials (which leads to infra/.aws/credentials)"),
+    (
+        "git -C cfg diff --no-index credentials /dev/null",
+        "cfg/credentials (which leads to infra/.aws/credentials)",
+    ),
+    ("cat cfg/cred*", "cfg/credentials (which leads to infra/.aws/credentials)"),
+    ("cat no*", "notes (which leads to .env)"),
+    ("bash -c 'cat backup.txt'", "backup.txt (another name of .env)"),
+    ("head -n 3 docs/backup.txt", "docs/backup.txt (another name of .env)"),
+)
+
+
+@pytest.fixture
+def linked(root: Path, write_files: WriteFiles) -> Path:
+    write_files(
+        {
+            ".env": f"TOKEN={TOKEN}\n",
+            "infra/.aws/credentials": f"key = {TOKEN}\n",
+            "app.py": "x = 1\n",
+            "docs/guide.md": "read me\n",
+        }
+    )
+    (root / "notes").symlink_to(".env")
+    (root / "chain").symlink_to("notes")
+    (root / "cfg").symlink_to("infra/.aws", target_is_directory=True)
+    os.link(root / ".env", root / "backup.txt")
+    os.link(root / ".env", root / "docs" / "backup.txt")
+    # Links to files that are no secret.
+    (root / "main.py").symlink_to("app.py")
+    os.link(root / "docs" / "guide.md", root / "guide.md")
+    return root
+
+
+def _calls(root: Path, approver: FakeApprover) -> ToolCallRecorder:
+    settings = ToolSettings(approval=ApprovalSettings(command="allow"))
+    return ToolCallRecorder(
+        ToolEnvironment(workspace=DiskWorkspace(root), settings=settings, approver=approver)
+    )
+
+
+async def test_a_command_naming_a_secret_file_by_a_link_asks_every_time(linked: Path) -> None:
+    approver = FakeApprover(False)
+    calls = _calls(linked, approver)
+    for command, _ in BY_ANOTHER_NAME:
+        declined = await calls.run(RunCommandTool(), command=command)
+        assert declined.is_error and "declined" in declined.content, command
+        assert TOKEN not in declined.content
+    assert [r.detail.split(": its output")[0] for r in approver.requests] == [
+        f"Asked because the command names {shown}, a secret file (tools.secretFiles)"
+        for _, shown in BY_ANOTHER_NAME
+    ]
+    assert all(r.rules == () for r in approver.requests), "asked every time"
+    # A folder link's secret named by its own name asked before and still does.
+    assert named_in_command("cat cfg/.env", SecretFiles(), str(linked)) == ("cfg/.env", ".env")
+
+
+async def test_links_to_plain_files_ask_nothing(linked: Path) -> None:
+    approver = FakeApprover(False)
+    calls = _calls(linked, approver)
+    for command in ("cat main.py", "cat guide.md docs/guide.md", "cd cfg && ls", "cat app.py"):
+        ran = await calls.run(RunCommandTool(), command=command)
+        assert not ran.is_error, (command, ran.content)
+    assert approver.requests == []
+
+
+async def test_the_command_check_and_read_file_agree_on_a_hard_link(linked: Path) -> None:
+    """``read_file`` of the hard link names the same secret file as the
+    command's question does (one walk, rein.tools.secret_walk)."""
+    approver = FakeApprover(False)
+    calls = _calls(linked, approver)
+    assert (await calls.run(ReadFileTool(), path="backup.txt")).is_error
+    assert (await calls.run(RunCommandTool(), command="cat backup.txt")).is_error
+    read, command = (r.detail for r in approver.requests)
+    assert "it is another name of .env, a secret file" in read
+    assert "the command names backup.txt (another name of .env)" in command
+
+
+def test_a_hard_link_in_a_workspace_too_large_to_look_through_asks(
+    linked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = SecretFiles()
+    assert named_in_command("cat guide.md", rules, str(linked)) is None
+    monkeypatch.setattr(secret_commands, "WALK_BOUND", 3)
+    found = named_in_command("cat guide.md", rules, str(linked))
+    assert found == ("guide.md", TOO_MANY_TO_LOOK)
+    assert "too many to look for the secret file" in secret_commands.why_asked(found)
+    # A file with one name asks nothing, however large the workspace.
+    assert named_in_command("cat app.py", rules, str(linked)) is None
+
+
+def test_a_link_leading_out_of_the_workspace_is_left_to_the_os_sandbox(
+    linked: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "data.txt").write_text("x\n")
+    (linked / "out").symlink_to(outside / "data.txt")
+    assert named_in_command("cat out", SecretFiles(), str(linked)) is None
