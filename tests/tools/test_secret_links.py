@@ -121,10 +121,17 @@ def test_a_hard_link_in_a_workspace_too_large_to_look_through_asks(
 
 
 def test_a_link_leading_out_of_the_workspace_is_left_to_the_os_sandbox(
-    linked: Path, tmp_path: Path
+    linked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "data.txt").write_text("x\n")
     (linked / "out").symlink_to(outside / "data.txt")
     assert named_in_command("cat out", SecretFiles(), str(linked)) is None
+    # A link to a hard-linked file outside (a virtual environment's python
+    # to an interpreter with two names) is no workspace's hard link: no walk,
+    # no question, however large the workspace.
+    os.link(outside / "data.txt", outside / "python3.12")
+    (linked / "python").symlink_to(outside / "python3.12")
+    monkeypatch.setattr(secret_commands, "WALK_BOUND", 3)
+    assert named_in_command("./python -m pytest", SecretFiles(), str(linked)) is None

@@ -367,13 +367,16 @@ class _Check:
             real = os.path.realpath(full)
         else:
             real = os.path.join(self.real_folder(folder), name)
-        if real != self.real_root and real.startswith(self.real_root.rstrip("/") + "/"):
-            target = real[len(self.real_root.rstrip("/")) + 1 :].replace(os.sep, "/")
-            if target != path:
-                glob = self.rules.matched_by(target)
-                if glob is not None:
-                    return f"{path} (which leads to {target})", glob
-        # else outside the workspace: the OS sandbox's to hide.
+        if real == self.real_root or not real.startswith(self.real_root.rstrip("/") + "/"):
+            # Outside the workspace (a virtual environment's python leading
+            # to the interpreter): the OS sandbox's to hide, as a path
+            # outside named as it is; its link count is no workspace's.
+            return None
+        target = real[len(self.real_root.rstrip("/")) + 1 :].replace(os.sep, "/")
+        if target != path:
+            glob = self.rules.matched_by(target)
+            if glob is not None:
+                return f"{path} (which leads to {target})", glob
         if stat.S_ISLNK(st.st_mode):
             try:
                 st = os.stat(full)
