@@ -23,6 +23,7 @@ import hmac
 import importlib
 import importlib.util
 import os
+import pathlib
 import select
 import signal
 import socket
@@ -31,8 +32,6 @@ import sys
 import time
 import traceback
 import types
-
-import pathlib
 
 import pytest
 from _pytest import config as _pytest_config
