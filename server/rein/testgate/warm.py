@@ -60,7 +60,12 @@ stopped with its sandbox, not offered again, and replaced (:data:`HUNG`).
 
 Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
-imported by the child from the shadow, as in a cold run. Forked children
+imported by the child from the shadow, as in a cold run. pytest's
+``get_config`` (its plugin manager, the ``Config``, the default plugins
+registered) is made in the kept process for each set of ``-p no:`` the
+gate gives; a fork's pytest takes its copy with the run's own invocation
+and reads the rest (arguments, ini file, plugins, ``conftest.py``) itself,
+as ``python -m pytest`` (pytest's ``_console_main``) does. Forked children
 share the kept process's hash seed (``random`` is seeded again). What the
 kept process holds is collected, then frozen (``gc.freeze``) before it
 serves (a test that walks ``gc.get_objects`` or ``gc.get_referrers`` does

@@ -23,6 +23,7 @@ import hmac
 import importlib
 import importlib.util
 import os
+import pathlib
 import select
 import signal
 import socket
@@ -33,6 +34,7 @@ import traceback
 import types
 
 import pytest
+from _pytest import config as _pytest_config
 from _pytest.config import default_plugins
 
 for _name in default_plugins:
@@ -44,6 +46,74 @@ for _name in default_plugins:
 _OWN = set(os.environ.get("PYTHONPATH", "").split(os.pathsep))
 _BASE = [p for p in sys.path[1:] if p not in _OWN]
 _STARTED_WITH = dict(os.environ)
+_GET_CONFIG = _pytest_config.get_config
+
+
+def _blocked(args):
+    # The "-p no:NAME" of pytest's arguments, in order, as its get_config
+    # reads them (PytestPluginManager.consider_preparse, exclude_only).
+    found, i = [], 0
+    while i < len(args):
+        opt = args[i]
+        i += 1
+        if not isinstance(opt, str):
+            continue
+        if opt == "-p":
+            if i >= len(args):
+                break
+            parg = args[i]
+            i += 1
+        elif opt.startswith("-p"):
+            parg = opt[2:]
+        else:
+            continue
+        parg = parg.strip()
+        if parg.startswith("no:"):
+            found.append(parg)
+    return tuple(found)
+
+
+def _prebuild():
+    # pytest's get_config, made here once for each set of "-p no:" the
+    # gate's runs give (its cache off, or kept): the plugin manager, the
+    # Config, its option parser and the default plugins registered (their
+    # options, their hooks). A run's fork takes the one its arguments ask
+    # for (its own copy) and pytest goes on from it as from its own:
+    # reading the arguments, the ini file, the environment, conftest.py,
+    # the entry points. What get_config reads besides the "-p no:" is
+    # PYTEST_DEBUG (none made when set, none used when a run sets it), the
+    # working folder (the invocation's, set again in the fork) and the
+    # program's name (argv[0] as the fork has it: pytest's __main__).
+    if os.environ.get("PYTEST_DEBUG"):
+        return {}
+    argv = sys.argv
+    sys.argv = [importlib.util.find_spec("pytest.__main__").origin]
+    made = {}
+    try:
+        for blocked in ((), ("no:cacheprovider",)):
+            args = [a for name in blocked for a in ("-p", name)]
+            made[blocked] = _GET_CONFIG(args, None, **_PROG)
+    except Exception:  # another pytest's internals: each run makes its own
+        made = {}
+    finally:
+        sys.argv = argv
+    return made
+
+
+try:  # pytest 9: the program's name is given (python -m pytest's)
+    from _pytest.config import _get_prog_name
+
+    _PROG = {"prog": _get_prog_name([importlib.util.find_spec("pytest.__main__").origin])}
+except ImportError:  # before: argparse's, from argv[0]
+    _PROG = {}
+try:  # what python -m pytest runs (pytest/__main__.py: its program name, its broken pipe)
+    from _pytest.config import _console_main
+except ImportError:
+    try:  # before pytest 9
+        from _pytest.config import console_main as _console_main
+    except ImportError:
+        _console_main = None
+_PREBUILT = _prebuild()
 _WARM = sorted({name.split(".")[0] for name in sys.modules if not name.startswith("_")})
 # What is imported now lives as long as this process: a child's garbage
 # collections (pytest's at its end among them) need not walk it, nor copy
@@ -201,8 +271,9 @@ def _pytest(request, paths):
     import random
 
     random.seed()
+    _use_prebuilt(request)
     try:
-        code = pytest.main(request["args"])
+        code = _console_main() if _console_main is not None else pytest.main(request["args"])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
@@ -211,6 +282,28 @@ def _pytest(request, paths):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(int(code))
+
+
+def _use_prebuilt(request):
+    # pytest's first get_config of this run returns the config made before
+    # the fork for its "-p no:" (once; any later one, a test's own
+    # pytest.main, makes its own), with this run's invocation.
+    blocked = _blocked(request["args"])
+    config = None if request["env"].get("PYTEST_DEBUG") else _PREBUILT.get(blocked)
+    _PREBUILT.clear()  # the others are not this run's
+    if config is None:
+        return
+
+    def get_config(args=None, plugins=None, **options):
+        _pytest_config.get_config = _GET_CONFIG
+        if plugins is not None or options != _PROG or _blocked(list(args or ())) != blocked:
+            return _GET_CONFIG(args, plugins, **options)
+        config.invocation_params = _pytest_config.Config.InvocationParams(
+            args=args or (), plugins=plugins, dir=pathlib.Path.cwd()
+        )
+        return config
+
+    _pytest_config.get_config = get_config
 
 
 def _refuse(conn, why):
