@@ -54,6 +54,7 @@ from rein.disk.pool_environment import (
 )
 from rein.disk.prior_texts import TextMemory
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
+from rein.disk.ruff_extends import SETTINGS_NAMES, RuffExtends
 from rein.disk.uri_paths import UriPaths
 from rein.harness.errors import ToolError
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
@@ -154,7 +155,11 @@ class AnalyzerPool:
         #: Every file name, for the changes that were never files (:mod:`rein.disk.file_presence`).
         self.presence = FilePresence(self.root)
         #: Analyzers to restart for a setting they read only at start (clangd's flags).
-        self.setting_changes = SettingChanges()
+        #: The files ruff's settings ``extend``, whatever their names.
+        self.ruff_extends = RuffExtends(
+            self.root, self.read, lambda: self.presence.named(SETTINGS_NAMES)
+        )
+        self.setting_changes = SettingChanges(self.ruff_extends)
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 

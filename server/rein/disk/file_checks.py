@@ -54,6 +54,7 @@ from rein.disk.file_presence import FilePresence
 from rein.disk.import_roots import outside_the_scan, unmodelled_roots
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
+from rein.disk.ruff_extends import RuffExtends
 from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input, custom_analyzers
 from rein.harness.ports import DiagnosticsSnapshot
 
@@ -123,6 +124,7 @@ class AnalyzerPool(Protocol):
     importers_unopened: list[str]
     shown_earlier: EarlierTexts
     presence: FilePresence
+    ruff_extends: RuffExtends
     specs: list[AnalyzerSpec]
 
     def read(self, path: str) -> str | None: ...
@@ -230,7 +232,11 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
 def input_kind(pool: AnalyzerPool, path: str) -> AnalyzerInput:
     """What the changed ``path`` is to the pool's analyzers: a configured
     analyzer that is no preset may read any file
-    (:func:`~rein.harness.gating.analyzer_inputs.analyzer_input`)."""
+    (:func:`~rein.harness.gating.analyzer_inputs.analyzer_input`); a file
+    ruff's settings ``extend`` is read, whatever its name
+    (:mod:`rein.disk.ruff_extends`)."""
+    if path in pool.ruff_extends.named():
+        return "read"
     return analyzer_input(path, custom=custom_analyzers(s.name for s in pool.specs))
 
 
