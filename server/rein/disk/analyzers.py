@@ -51,8 +51,10 @@ from rein.disk.pool_environment import (
     SettingChanges,
     tell_environment_changed,
     tell_file_set_changed,
+    tell_installed,
 )
 from rein.disk.prior_texts import TextMemory
+from rein.disk.python_environment import PythonEnvironment
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.disk.ruff_extends import SETTINGS_NAMES, RuffExtends
 from rein.disk.uri_paths import UriPaths
@@ -160,6 +162,9 @@ class AnalyzerPool:
             self.root, self.read, lambda: self.presence.named(SETTINGS_NAMES)
         )
         self.setting_changes = SettingChanges(self.ruff_extends)
+        #: The environment basedpyright resolves imports from (its folders
+        #: in the workspace; what a command installed into it).
+        self.python_env = PythonEnvironment(self.root, self.read, self.skipped)
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 
@@ -182,6 +187,7 @@ class AnalyzerPool:
         self.imports = ImportIndex(found, self.texts.read) if self.texts else None
         self.files = found[: self.max_files]
         self.existing = set(found)
+        await asyncio.to_thread(self.python_env.look)  # before a command can install
 
     async def start_analyzers(self) -> None:
         """Start the analyzers side by side (each waits for its initialize),
@@ -428,6 +434,7 @@ class AnalyzerPool:
         except TimeoutError:
             return False
         await self.setting_changes.apply(self.analyzers)
+        await self.check_environment()
         while True:
             now = time.monotonic()
             expires = self.owed.expire(self.analyzers, now)
@@ -505,7 +512,14 @@ class AnalyzerPool:
         files, a restart for the others. Each owes a fresh
         publish for its open files afterwards, so :meth:`wait_idle` waits."""
         await self._started.wait()
-        await tell_environment_changed(self.root, self.analyzers, paths)
+        installed = self.python_env.changed()  # told now: not again
+        await tell_environment_changed(self.root, self.analyzers, [*paths, *installed])
+
+    async def check_environment(self) -> None:
+        """A command installed into the analyzers' environment, wherever it
+        is: they are told as of an install
+        (:func:`~rein.disk.pool_environment.tell_installed`)."""
+        await tell_installed(self.root, self.analyzers, self.python_env)
 
     async def snapshot_with(
         self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float

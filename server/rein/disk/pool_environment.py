@@ -18,6 +18,8 @@ but were told only of created and deleted files: a run's
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,10 +27,19 @@ from lsprotocol import types as lsp
 
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.owed_refresh import INSTALL_GRACE_S
+from rein.disk.python_environment import PythonEnvironment
 from rein.disk.ruff_extends import RuffExtends
 from rein.harness.gating.analyzer_inputs import CODE_EXTENSIONS, custom_analyzers, never_read
 
-__all__ = ["READ_AT_START", "SettingChanges", "tell_environment_changed", "tell_file_set_changed"]
+__all__ = [
+    "READ_AT_START",
+    "SettingChanges",
+    "tell_environment_changed",
+    "tell_file_set_changed",
+    "tell_installed",
+]
+
+log = logging.getLogger(__name__)
 
 #: Per preset that watches no file: the settings (file names) it reads
 #: only at start. clangd's: its compilation database and flags, its
@@ -71,6 +82,19 @@ async def tell_environment_changed(
             analyzer.refresh(INSTALL_GRACE_S)
         else:
             await analyzer.restart()
+
+
+async def tell_installed(
+    root: Path, analyzers: Sequence[_Analyzer], environment: PythonEnvironment
+) -> None:
+    """Something was installed into the analyzers' environment since it was
+    last looked at (its site folders changed: a command's ``pip install``,
+    inside the workspace or out of it): told as an install is
+    (:func:`tell_environment_changed`)."""
+    changed = await asyncio.to_thread(environment.changed)
+    if changed:
+        log.info("the Python environment changed (%s): the analyzers are told", ", ".join(changed))
+        await tell_environment_changed(root, analyzers, changed)
 
 
 def tell_file_set_changed(

@@ -44,9 +44,10 @@ def _extend_of(path: str, text: str) -> str | None:
         return None
     if posixpath.basename(path) == "pyproject.toml":
         tool = data.get("tool")
-        data = tool.get("ruff") if isinstance(tool, dict) else None
-        if not isinstance(data, dict):
+        ruff = tool.get("ruff") if isinstance(tool, dict) else None
+        if not isinstance(ruff, dict):
             return None
+        data = ruff
     extend = data.get("extend")
     return extend if isinstance(extend, str) else None
 
