@@ -187,7 +187,9 @@ class AnalyzerPool:
         self.imports = ImportIndex(found, self.texts.read) if self.texts else None
         self.files = found[: self.max_files]
         self.existing = set(found)
-        await asyncio.to_thread(self.python_env.look)  # before a command can install
+        # Before a command can install; not awaited (a child process for an
+        # interpreter that is no venv's): what asks waits for it.
+        self._looking = asyncio.ensure_future(asyncio.to_thread(self.python_env.look))
 
     async def start_analyzers(self) -> None:
         """Start the analyzers side by side (each waits for its initialize),
