@@ -17,6 +17,8 @@ from rein.disk.analyzers import AnalyzerPool
 from rein.disk.file_checks import importer_closure
 from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
+from rein.disk.python_environment import PythonEnvironment
+from rein.disk.ruff_extends import SETTINGS_NAMES, RuffExtends
 from rein.harness.analyzer_servers import PRESETS
 from rein.harness.gating.analyzer_inputs import analyzer_input, custom_analyzers
 
@@ -112,7 +114,16 @@ def pool(root: Path, analyzers: tuple[str, ...] = ("ruff", "basedpyright")) -> S
     def read(path: str) -> str | None:
         return (root / path).read_text() if (root / path).is_file() else None
 
-    return SimpleNamespace(imports=index, presence=FilePresence(root), specs=specs, read=read)
+    presence = FilePresence(root)
+    return SimpleNamespace(
+        imports=index,
+        presence=presence,
+        specs=specs,
+        read=read,
+        ruff_extends=RuffExtends(root, read, lambda: presence.named(SETTINGS_NAMES)),
+        # No interpreter: no environment's folders.
+        python_env=PythonEnvironment(root, read, lambda path: False, which=lambda name: None),
+    )
 
 
 async def test_a_file_no_analyzer_reads_reaches_nothing(tmp_path: Path) -> None:

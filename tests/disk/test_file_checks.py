@@ -101,6 +101,9 @@ class StubPool:
     async def started(self) -> None:
         return None
 
+    async def check_environment(self) -> None:
+        return None
+
     async def wait_idle(self, timeout_s: float) -> bool:
         self.idle_waits += 1
         return True

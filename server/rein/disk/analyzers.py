@@ -47,9 +47,11 @@ from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_execu
 from rein.disk.file_presence import FilePresence
 from rein.disk.importers import ImportIndex
 from rein.disk.owed_publishes import OwedPublishes
-from rein.disk.pool_environment import SettingChanges
+from rein.disk.pool_environment import SettingChanges, tell_installed
 from rein.disk.prior_texts import TextMemory
+from rein.disk.python_environment import PythonEnvironment
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
+from rein.disk.ruff_extends import SETTINGS_NAMES, RuffExtends
 from rein.disk.uri_paths import UriPaths
 from rein.harness.errors import ToolError
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot
@@ -150,7 +152,16 @@ class AnalyzerPool:
         #: Every file name, for the changes that were never files (:mod:`rein.disk.file_presence`).
         self.presence = FilePresence(self.root)
         #: Analyzers to restart for a setting they read only at start (clangd's flags).
-        self.setting_changes = SettingChanges()
+        #: The files ruff's settings ``extend``, whatever their names.
+        self.ruff_extends = RuffExtends(
+            self.root, self.read, lambda: self.presence.named(SETTINGS_NAMES)
+        )
+        self.setting_changes = SettingChanges(self.ruff_extends)
+        #: The environment basedpyright resolves imports from (its folders
+        #: in the workspace; what a command installed into it).
+        self.python_env = PythonEnvironment(self.root, self.read, self.skipped)
+        #: Its look, started by the scan (:func:`~rein.disk.pool_files.prepare`).
+        self.environment_look: asyncio.Future[None] | None = None
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 
@@ -344,6 +355,7 @@ class AnalyzerPool:
         except TimeoutError:
             return False
         await self.setting_changes.apply(self.analyzers)
+        await self.check_environment()
         while True:
             now = time.monotonic()
             expires = self.owed.expire(self.analyzers, now)
@@ -413,6 +425,12 @@ class AnalyzerPool:
         self.deferring = False
         for analyzer in self.analyzers:
             analyzer.analyse_workspace()
+
+    async def check_environment(self) -> None:
+        """A command installed into the analyzers' environment, wherever it
+        is: they are told as of an install
+        (:func:`~rein.disk.pool_environment.tell_installed`)."""
+        await tell_installed(self.root, self.analyzers, self.python_env)
 
     async def snapshot_with(
         self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float

@@ -54,6 +54,8 @@ from rein.disk.file_presence import FilePresence
 from rein.disk.import_roots import outside_the_scan, unmodelled_roots
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
+from rein.disk.python_environment import PythonEnvironment
+from rein.disk.ruff_extends import RuffExtends
 from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input, custom_analyzers
 from rein.harness.ports import DiagnosticsSnapshot
 
@@ -123,11 +125,14 @@ class AnalyzerPool(Protocol):
     importers_unopened: list[str]
     shown_earlier: EarlierTexts
     presence: FilePresence
+    ruff_extends: RuffExtends
+    python_env: PythonEnvironment
     specs: list[AnalyzerSpec]
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
     def covers(self, path: str) -> bool: ...
+    async def check_environment(self) -> None: ...
     async def started(self) -> None: ...
     def activity(self) -> asyncio.Event: ...
     async def wait_idle(self, timeout_s: float) -> bool: ...
@@ -169,11 +174,12 @@ async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[
     index = _index(pool)
     if not index.built:
         await asyncio.to_thread(index.build)  # reads every file: off the event loop
+    roots = await asyncio.to_thread(pool.python_env.roots) or ()
     importers: list[str] = []
     for path in paths:
         if pool.skipped(path) or pool.read(path) is None:
             continue
-        every = index.importers(path, sys.maxsize)
+        every = index.importers(path, sys.maxsize, roots)
         for other in every[: pool.max_importers]:
             if other not in paths and other not in importers and pool.covers(other):
                 importers.append(other)
@@ -220,17 +226,24 @@ async def importer_closure(pool: AnalyzerPool, paths: Sequence[str]) -> set[str]
     roots = unmodelled_roots(pool.read)
     if any(kinds[p] == "module" and outside_the_scan(p, roots) for p in code):
         return None  # imported by a name the scan does not know (:mod:`rein.disk.import_roots`)
+    installed = await asyncio.to_thread(pool.python_env.roots)
+    if installed is None:
+        return None  # the environment's folders are not known (:mod:`rein.disk.python_environment`)
     paths = code
     index = _index(pool)
     if not index.built:
         await asyncio.to_thread(index.build)  # reads every file: off the event loop
-    return index.closure(paths)
+    return index.closure(paths, installed)
 
 
 def input_kind(pool: AnalyzerPool, path: str) -> AnalyzerInput:
     """What the changed ``path`` is to the pool's analyzers: a configured
     analyzer that is no preset may read any file
-    (:func:`~rein.harness.gating.analyzer_inputs.analyzer_input`)."""
+    (:func:`~rein.harness.gating.analyzer_inputs.analyzer_input`); a file
+    ruff's settings ``extend`` is read, whatever its name
+    (:mod:`rein.disk.ruff_extends`)."""
+    if path in pool.ruff_extends.named():
+        return "read"
     return analyzer_input(path, custom=custom_analyzers(s.name for s in pool.specs))
 
 
@@ -249,8 +262,10 @@ WAIT_BOUND = "what was left of gates.analyzer.settleTimeoutMs"
 async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float) -> bool:
     """Ask each analyzer that has one of ``paths`` open for its diagnostics
     now, and wait until each answered having analysed it. False on timeout,
-    or when an analyzer cannot be asked file by file."""
+    or when an analyzer cannot be asked file by file. A command's install
+    into the analyzers' environment is told first."""
     await pool.started()
+    await pool.check_environment()
     if not answers_per_file(pool):
         return False
     deadline = time.monotonic() + timeout_s

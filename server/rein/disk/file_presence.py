@@ -62,6 +62,11 @@ class FilePresence:
         else:
             self._files.discard(path)
 
+    def named(self, names: frozenset[str]) -> list[str]:
+        """The files known now whose names are among ``names`` (ruff's
+        settings files, :mod:`rein.disk.ruff_extends`)."""
+        return [f for f in self._files if f.rpartition("/")[2] in names]
+
     def never_there(self, path: str) -> bool:
         """``path`` is no file now and was none before its first change
         since the changes were last released: it changed nothing."""

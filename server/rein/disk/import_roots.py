@@ -28,7 +28,7 @@ import tomllib
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["outside_the_scan", "unmodelled_roots"]
+__all__ = ["outside_the_scan", "pyright_sections", "unmodelled_roots", "workspace_folder"]
 
 #: basedpyright's ``stubPath`` when none is set.
 DEFAULT_STUB_PATH = "typings"
@@ -45,7 +45,7 @@ def _without_comments(text: str) -> str:
     return _STRING_OR_COMMENT.sub(lambda m: m[0] if m[0].startswith('"') else " ", text)
 
 
-def _folder(value: object) -> str | None:
+def workspace_folder(value: object) -> str | None:
     """A setting's folder relative to the workspace root ("" for the root);
     None for no string or one outside the workspace (nothing the run
     changes is there)."""
@@ -64,13 +64,13 @@ def _roots_of(section: dict[str, Any]) -> list[str]:
         if isinstance(env, dict):
             found.append(env.get("root"))
             found.extend(env.get("extraPaths") or ())
-    return [f for f in map(_folder, found) if f is not None]
+    return [f for f in map(workspace_folder, found) if f is not None]
 
 
-def unmodelled_roots(read: Callable[[str], str | None]) -> tuple[str, ...] | None:
-    """The folders (relative to the workspace root) basedpyright resolves
-    imports from and the scan does not model; None when a settings file
-    cannot be read (every module's reach is then not known). ``read``
+def pyright_sections(read: Callable[[str], str | None]) -> list[dict[str, Any]] | None:
+    """basedpyright's settings: ``pyrightconfig.json``'s, then
+    ``pyproject.toml``'s ``[tool.basedpyright]`` and ``[tool.pyright]``
+    (those there); None when a settings file cannot be read. ``read``
     returns a workspace file's text, None when there is none."""
     sections: list[dict[str, Any]] = []
     text = read("pyrightconfig.json")
@@ -92,6 +92,17 @@ def unmodelled_roots(read: Callable[[str], str | None]) -> tuple[str, ...] | Non
             section = tool.get(name) if isinstance(tool, dict) else None
             if isinstance(section, dict):
                 sections.append(section)
+    return sections
+
+
+def unmodelled_roots(read: Callable[[str], str | None]) -> tuple[str, ...] | None:
+    """The folders (relative to the workspace root) basedpyright resolves
+    imports from and the scan does not model; None when a settings file
+    cannot be read (every module's reach is then not known). ``read``
+    returns a workspace file's text, None when there is none."""
+    sections = pyright_sections(read)
+    if sections is None:
+        return None
     if not sections:
         sections.append({})  # the default stubPath
     roots = {root for section in sections for root in _roots_of(section)}

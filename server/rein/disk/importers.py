@@ -40,7 +40,28 @@ from rein.disk.go_imports import GoModules, go_imports
 from rein.disk.ts_imports import TsResolver, module_keys
 from rein.python_imports import import_names, imported_modules, module_name
 
-__all__ = ["BARREL_DEPTH", "ImportIndex"]
+#: Folders modules are named from besides the root and ``src/``, each with
+#: the package it is (``("lib", "")``: ``lib/pkg/mod.py`` is ``pkg.mod``;
+#: ``("lib/pkg", "pkg")``): :mod:`rein.disk.python_environment`.
+Roots = tuple[tuple[str, str], ...]
+
+
+def rooted_names(path: str, roots: Roots) -> list[str]:
+    """The module names the Python file ``path`` has from ``roots``."""
+    names: list[str] = []
+    for folder, package in roots:
+        if not path.startswith(f"{folder}/"):
+            continue
+        parts = path[len(folder) + 1 :].rsplit(".", 1)[0].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        parts = [*package.split("."), *parts] if package else parts
+        if parts and all(p.isidentifier() for p in parts):
+            names.append(".".join(parts))
+    return names
+
+
+__all__ = ["BARREL_DEPTH", "ImportIndex", "Roots", "rooted_names"]
 
 #: How many barrels deep a TypeScript re-export passes importers on (a C
 #: header's includers: no bound but the headers, each met once).
@@ -113,15 +134,16 @@ class ImportIndex:
     def built(self) -> bool:
         return self._importers is not None
 
-    def _keys(self, path: str) -> list[str]:
-        """The keys an import meets ``path`` by (a Python module name, a
-        TypeScript module key, a Go package's import path)."""
+    def _keys(self, path: str, roots: Roots = ()) -> list[str]:
+        """The keys an import meets ``path`` by (a Python module name, from
+        the root or ``src/`` and from each of ``roots``; a TypeScript module
+        key, a Go package's import path)."""
         if path.endswith(".go"):
             package = self._go.package(path)
             return [package] if package else []
         if _python(path):
             module = module_name(path)
-            return [module] if module is not None else []
+            return ([module] if module is not None else []) + rooted_names(path, roots)
         if path.endswith(C_EXTENSIONS):
             return c_keys(path)
         return module_keys(path)
@@ -176,22 +198,24 @@ class ImportIndex:
             self._apply(self._importers, self._pending.popleft())
         return self._importers
 
-    def importers(self, path: str, limit: int) -> list[str]:
+    def importers(self, path: str, limit: int, roots: Roots = ()) -> list[str]:
         """The files that import ``path``'s module (or its package, when the
         package's ``__init__`` imports it; or a barrel re-exporting it), at
-        most ``limit``, nearest first (same package, then by path). Builds
-        the index first if :meth:`build` did not."""
+        most ``limit``, nearest first (same package, then by path); a module
+        under one of ``roots`` by its name from there too. Builds the index
+        first if :meth:`build` did not."""
         if not _indexed(path) or limit <= 0:
             return []
         with self._lock:
             index = self._ready()
-            keys = self._keys(path)
+            keys = self._keys(path, roots)
             targets = set(keys)
             module = module_name(path)
             parent = module.rpartition(".")[0] if module else ""
             init = self._by_module.get(parent) if parent else None
             if module and init is not None and init in index.get(module, set()):
-                targets.add(parent)
+                # The package's __init__ re-exports it: by any of its names.
+                targets |= {k.rpartition(".")[0] for k in keys if "." in k}
             targets |= self._through_barrels(path, keys)
             found = {p for t in targets for p in index.get(t, set())}
         found.discard(path)
@@ -199,7 +223,7 @@ class ImportIndex:
         ordered = sorted(found, key=lambda p: (p.rpartition("/")[0] != here, p))
         return ordered[:limit]
 
-    def closure(self, paths: Iterable[str]) -> set[str]:
+    def closure(self, paths: Iterable[str], roots: Roots = ()) -> set[str]:
         """``paths`` and every indexed file whose analysis may depend on
         them: their importers, transitively (a file's diagnostics depend on
         its text, what it imports, transitively, and the environment). A
@@ -214,8 +238,10 @@ class ImportIndex:
         importing a module of the package. A re-export (an
         ``__init__`` or a barrel importing a module, ``from .mod import *``
         included) passes its importers on at any depth; so does a file
-        importing it from its own folder (:func:`_from_their_folder`).
-        Builds the index first if :meth:`build` did not."""
+        importing it from its own folder (:func:`_from_their_folder`). A
+        module under one of ``roots`` (an editable install's folder:
+        :mod:`rein.disk.python_environment`) is met by its name from there
+        too. Builds the index first if :meth:`build` did not."""
         found = set(paths)
         with self._lock:
             index = self._ready()
@@ -223,7 +249,7 @@ class ImportIndex:
             frontier = [p for p in found if _indexed(p)]
             while frontier:
                 path = frontier.pop()
-                keys = self._keys(path)
+                keys = self._keys(path, roots)
                 targets = set(keys) | self._through_barrels(path, keys)
                 reached = {other for target in targets for other in index.get(target, ())}
                 if _python(path) and path.rpartition("/")[2] in ("__init__.py", "__init__.pyi"):

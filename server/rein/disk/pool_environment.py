@@ -18,6 +18,8 @@ but were told only of created and deleted files: a run's
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,9 +27,19 @@ from lsprotocol import types as lsp
 
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.owed_refresh import INSTALL_GRACE_S
+from rein.disk.python_environment import PythonEnvironment
+from rein.disk.ruff_extends import RuffExtends
 from rein.harness.gating.analyzer_inputs import CODE_EXTENSIONS, custom_analyzers, never_read
 
-__all__ = ["READ_AT_START", "SettingChanges", "tell_environment_changed", "tell_file_set_changed"]
+__all__ = [
+    "READ_AT_START",
+    "SettingChanges",
+    "tell_environment_changed",
+    "tell_file_set_changed",
+    "tell_installed",
+]
+
+log = logging.getLogger(__name__)
 
 #: Per preset that watches no file: the settings (file names) it reads
 #: only at start. clangd's: its compilation database and flags, its
@@ -72,6 +84,19 @@ async def tell_environment_changed(
             await analyzer.restart()
 
 
+async def tell_installed(
+    root: Path, analyzers: Sequence[_Analyzer], environment: PythonEnvironment
+) -> None:
+    """Something was installed into the analyzers' environment since it was
+    last looked at (its site folders changed: a command's ``pip install``,
+    inside the workspace or out of it): told as an install is
+    (:func:`tell_environment_changed`)."""
+    changed = await asyncio.to_thread(environment.changed)
+    if changed:
+        log.info("the Python environment changed (%s): the analyzers are told", ", ".join(changed))
+        await tell_environment_changed(root, analyzers, changed)
+
+
 def tell_file_set_changed(
     root: Path, analyzers: Sequence[_Analyzer], created: Sequence[str]
 ) -> None:
@@ -105,29 +130,52 @@ class SettingChanges:
     heard, done before the pool is next waited for, its ``wait_idle``), so
     a verdict sees what they make of every open file with the new
     settings. No preset re-reads a file on ``workspace/didChangeConfiguration``
-    alone (that sends the client's settings, not the files')."""
+    alone (that sends the client's settings, not the files').
 
-    def __init__(self) -> None:
+    A file ruff's settings ``extend`` (``extends``, any name:
+    :mod:`rein.disk.ruff_extends`) is a setting too; an analyzer whose
+    watchers do not want it (ruff's want its settings' own names) is told
+    instead that the settings files naming it changed, which it reloads
+    with their chains."""
+
+    def __init__(self, extends: RuffExtends | None = None) -> None:
         self._owed: set[str] = set()
+        self._extends = extends
 
     def changed(self, analyzers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
         """``paths`` changed: tell each analyzer that watches one of them it
         does not own, and note those owed a restart."""
-        paths = [p for p in paths if _setting(p, custom=True)]
+        named = self._extends.named() if self._extends is not None else {}
+        if self._extends is not None:
+            self._extends.changed(paths)
+        paths = [p for p in paths if p in named or _setting(p, custom=True)]
         if not paths:
             return  # sources only (the usual change): their documents are sent
         for analyzer in analyzers:
             if not analyzer.alive or analyzer.client is None:
                 continue
             custom = custom_analyzers([analyzer.spec.name])
-            read = [p for p in paths if not analyzer.owns(p) and _setting(p, custom=custom)]
+            read = [
+                p
+                for p in paths
+                if not analyzer.owns(p) and (p in named or _setting(p, custom=custom))
+            ]
             if not read:
                 continue  # an ordinary change: its documents are sent
             root = analyzer.pool.root
             kinds = {p: _kind(root, p) for p in read}
-            told = [p for p, kind in kinds.items() if analyzer.registrations.watches(root, p, kind)]
-            if told:
-                changes = [lsp.FileEvent(uri=(root / p).as_uri(), type=kinds[p]) for p in told]
+            watches = analyzer.registrations.watches
+            events = {p: kind for p, kind in kinds.items() if watches(root, p, kind)}
+            # What an extend names, to one not watching it: the settings naming it changed.
+            for p in read:
+                for naming in named.get(p, ()) if p not in events else ():
+                    if watches(root, naming, lsp.FileChangeType.Changed):
+                        events.setdefault(naming, lsp.FileChangeType.Changed)
+            told = [p for p in read if p in events or set(named.get(p, ())) & events.keys()]
+            if events:
+                changes = [
+                    lsp.FileEvent(uri=(root / p).as_uri(), type=k) for p, k in events.items()
+                ]
                 analyzer.client.workspace_did_change_watched_files(
                     lsp.DidChangeWatchedFilesParams(changes=changes)
                 )

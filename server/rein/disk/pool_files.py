@@ -24,6 +24,7 @@ from rein.disk.pool_environment import (
     tell_file_set_changed,
 )
 from rein.disk.prior_texts import TextMemory
+from rein.disk.python_environment import PythonEnvironment
 from rein.harness.ports import Mutation
 from rein.tools.ignore import WorkspaceFilter
 
@@ -59,6 +60,8 @@ class AnalyzerPool(Protocol):
     requested: list[str]
     existing: set[str]
     generation: int
+    python_env: PythonEnvironment
+    environment_look: asyncio.Future[None] | None
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
@@ -79,6 +82,9 @@ async def prepare(pool: AnalyzerPool) -> None:
     pool.imports = ImportIndex(found, pool.texts.read) if pool.texts else None
     pool.files = found[: pool.max_files]
     pool.existing = set(found)
+    # Before a command can install; not awaited (a child process for an
+    # interpreter that is no venv's): what asks waits for it.
+    pool.environment_look = asyncio.ensure_future(asyncio.to_thread(pool.python_env.look))
 
 
 def scan(pool: AnalyzerPool) -> list[str]:
@@ -161,4 +167,5 @@ async def environment_changed(pool: AnalyzerPool, paths: Sequence[str]) -> None:
     files, a restart for the others. Each owes a fresh
     publish for its open files afterwards, so the pool's ``wait_idle`` waits."""
     await pool.started()
-    await tell_environment_changed(pool.root, pool.analyzers, paths)
+    installed = pool.python_env.changed()  # told now: not again
+    await tell_environment_changed(pool.root, pool.analyzers, [*paths, *installed])

@@ -21,7 +21,9 @@ read (``custom``, :func:`custom_analyzers`). What the presets read:
   (``[tool.ruff]``, ``[tool.pyright]``, ``[tool.basedpyright]``,
   ``requires-python``), ``ruff.toml``, ``.ruff.toml``,
   ``pyrightconfig.json``, what their ``extend``/``extends`` names (a TOML
-  or JSON file), basedpyright's ``.basedpyright/baseline.json``;
+  or JSON file here; a file ruff's ``extend`` names under any other name
+  is read by the pool's own answer, :mod:`rein.disk.ruff_extends`),
+  basedpyright's ``.basedpyright/baseline.json``;
   typescript's and eslint's ``tsconfig*.json``, ``jsconfig.json``,
   ``package.json``; clangd's ``compile_commands.json``;
 * what resolves an import besides a module: ``py.typed`` (PEP 561, its
