@@ -135,3 +135,40 @@ def test_a_link_leading_out_of_the_workspace_is_left_to_the_os_sandbox(
     (linked / "python").symlink_to(outside / "python3.12")
     monkeypatch.setattr(secret_commands, "WALK_BOUND", 3)
     assert named_in_command("./python -m pytest", SecretFiles(), str(linked)) is None
+
+
+#: A ``..`` after a linked folder (review25a): the kernel follows ``sso``
+#: (a link to infra/.aws/sso) before the ``..``, so these read
+#: infra/.aws/credentials; taken as text, ``sso/../credentials`` is
+#: ``credentials``, which names nothing.
+DOT_DOT_AFTER_A_LINK = (
+    "cat sso/../credentials",
+    "cd sso && cat ../credentials",
+    "cd sso/.. && cat credentials",
+    "env -C sso cat ../credentials",
+    "git -C sso/.. diff --no-index credentials /dev/null",
+    "cat sso/../cred*",
+    "cat kc/../config",
+)
+
+
+async def test_a_dot_dot_after_a_linked_folder_is_taken_where_the_kernel_takes_it(
+    linked: Path,
+) -> None:
+    (linked / "infra/.aws/sso").mkdir()
+    (linked / "infra/.kube/cache").mkdir(parents=True)
+    (linked / "infra/.kube/config").write_text(f"token: {TOKEN}\n")
+    (linked / "sso").symlink_to("infra/.aws/sso", target_is_directory=True)
+    (linked / "kc").symlink_to("infra/.kube/cache", target_is_directory=True)
+    approver = FakeApprover(False)
+    calls = _calls(linked, approver)
+    for command in DOT_DOT_AFTER_A_LINK:
+        declined = await calls.run(RunCommandTool(), command=command)
+        assert declined.is_error and "declined" in declined.content, (command, declined.content)
+        assert TOKEN not in declined.content
+    assert len(approver.requests) == len(DOT_DOT_AFTER_A_LINK)
+    # A ``..`` through plain folders still names what it names as text.
+    for command in ("cat docs/../app.py", "cd docs && cat ../app.py", "cat sso/../../../app.py"):
+        ran = await calls.run(RunCommandTool(), command=command)
+        assert not ran.is_error, (command, ran.content)
+    assert len(approver.requests) == len(DOT_DOT_AFTER_A_LINK)

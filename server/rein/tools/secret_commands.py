@@ -51,7 +51,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from rein.tools._shell_words import UnsafeCommand, parse_line
 from rein.tools.secret_files import SecretFiles
@@ -183,11 +183,17 @@ def _moved_to(words: Sequence[str], folder: str | None, root_prefix: str) -> str
     return _relative(posixpath.join(folder or "", target), root_prefix)
 
 
-def _command_folders(words: Sequence[str], folder: str | None, root_prefix: str) -> Iterator[str]:
+def _command_folders(
+    words: Sequence[str],
+    folder: str | None,
+    root_prefix: str,
+    resolved: Callable[[str | None, str], str | None],
+) -> Iterator[str]:
     """The folders one command's paths may be relative to: ``-C DIR`` (or
     ``-CDIR``), ``--directory``, ``--chdir``, ``--dir``, ``--cwd``,
     ``--work-tree`` (``=DIR`` or the next word), the folder holding
-    ``--git-dir``."""
+    ``--git-dir``; a folder written with ``..`` also where the kernel finds
+    it (``resolved``: links first)."""
     for i, word in enumerate(words):
         given: str | None = None
         option, sep, value = word.partition("=")
@@ -208,6 +214,9 @@ def _command_folders(words: Sequence[str], folder: str | None, root_prefix: str)
         )
         if found is not None or given in (".", ""):
             yield found or "."
+        real = resolved(folder, given)
+        if real is not None:
+            yield real
 
 
 def _brace_group(word: str) -> tuple[int, int, list[int]] | None:
@@ -279,7 +288,7 @@ class _Check:
                 continue
             # As written, and under where the line moved to: only ever asks more.
             bases: list[str | None] = [*([folder] if folder is not None else [])]
-            bases.extend(_command_folders(words, folder, self.prefix))
+            bases.extend(_command_folders(words, folder, self.prefix, self.resolved))
             bases.append(None)
             bases = list(dict.fromkeys(bases))
             # Each word, or the line it holds; then those words whole (a file
@@ -302,7 +311,9 @@ class _Check:
             else:  # cut on operators: a cd anywhere in the command counts
                 moves = [i for i, w in enumerate(words) if w in ("cd", "pushd")]
             for i in moves:
-                folder = _moved_to(words[i:], folder, self.prefix)
+                args = [w for w in words[i + 1 :] if not w.startswith("-")]
+                real = self.resolved(folder, args[0]) if args else None
+                folder = real if real is not None else _moved_to(words[i:], folder, self.prefix)
         return None
 
     def inner(self, word: str, base: str | None, depth: int) -> Found | None:
@@ -325,23 +336,47 @@ class _Check:
             return None
         self.clean.add((word, base))
         for each in _braces(word) if "{" in word else [word]:
-            path = _under(base, each, self.prefix)
-            if path is None:
-                continue
-            glob = self.rules.matched_by(path)
-            if glob is not None:
-                return path, glob
-            found = self.behind(path)
-            if found is not None:
-                return found
-            if _GLOB.search(path):
-                try:
-                    found = self.expanded(path)
-                except _TooMany:
-                    return path, TOO_MANY_FILES
+            # As written (``..`` taken as text) and, with a ``..``, where the
+            # kernel finds it: ``sso/../credentials`` with ``sso`` a link.
+            for path in (_under(base, each, self.prefix), self.resolved(base, each)):
+                if path is None:
+                    continue
+                found = self.path(path)
                 if found is not None:
                     return found
         return None
+
+    def path(self, path: str) -> Found | None:
+        """The secret the workspace-relative ``path`` (maybe a glob) names."""
+        glob = self.rules.matched_by(path)
+        if glob is not None:
+            return path, glob
+        found = self.behind(path)
+        if found is not None:
+            return found
+        if _GLOB.search(path):
+            try:
+                return self.expanded(path)
+            except _TooMany:
+                return path, TOO_MANY_FILES
+        return None
+
+    def resolved(self, base: str | None, word: str) -> str | None:
+        """Where the kernel finds ``word`` (written with a ``..``) from the
+        folder ``base``: each link followed before the ``..`` after it
+        (``sso/../credentials``, ``sso`` a link to ``infra/.aws/sso``:
+        ``infra/.aws/credentials``), workspace-relative; None for a word
+        without ``..`` or leading outside the workspace."""
+        word = word.strip()
+        if ".." not in word.split("/") or word.startswith("~"):
+            return None
+        joined = word if word.startswith("/") else os.path.join(self.root, base or "", word)
+        try:
+            real = os.path.realpath(joined)
+        except (OSError, ValueError):
+            return None
+        prefix = self.real_root.rstrip("/") + "/"
+        return real[len(prefix) :].replace(os.sep, "/") if real.startswith(prefix) else None
 
     def behind(self, path: str) -> Found | None:
         """The secret file the workspace's ``path`` is another name of: where
