@@ -172,3 +172,28 @@ async def test_a_dot_dot_after_a_linked_folder_is_taken_where_the_kernel_takes_i
         ran = await calls.run(RunCommandTool(), command=command)
         assert not ran.is_error, (command, ran.content)
     assert len(approver.requests) == len(DOT_DOT_AFTER_A_LINK)
+
+
+async def test_a_folder_larger_than_the_listing_bound_is_not_listed_whole(
+    linked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review25a: the check listed one huge folder whole (200,000 entries:
+    400 ms on the event loop). The listing stops at the bound and the
+    words past it are looked up by ``lstat``: the same answers."""
+    monkeypatch.setattr(secret_commands, "_NAMES_BOUND", 50)
+    data = linked / "data"
+    data.mkdir()
+    for i in range(200):
+        (data / f"r{i}.json").write_text("{}\n")
+    (data / "notes").symlink_to("../.env")
+    check = secret_commands._Check(SecretFiles(), str(linked))
+    assert check.line("head data/r5.json data/nothere", None, 0) is None
+    assert check.names["data"] is None, "past the bound: looked up by lstat"
+    assert check.named_entries == 51, "the listing stopped at the bound"
+    approver = FakeApprover(False)
+    calls = _calls(linked, approver)
+    assert not (await calls.run(RunCommandTool(), command="cat data/r1.json")).is_error
+    assert approver.requests == []
+    declined = await calls.run(RunCommandTool(), command="cat data/notes")
+    assert declined.is_error and TOKEN not in declined.content
+    assert "data/notes (which leads to .env)" in approver.requests[0].detail

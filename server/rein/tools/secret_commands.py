@@ -434,17 +434,25 @@ class _Check:
         ``name``: its listing (case ignored) says, or, past
         :data:`_NAMES_BOUND` entries listed, an ``lstat`` will."""
         if folder not in self.names:
-            names: frozenset[str] | None = None
-            if self.named_entries <= _NAMES_BOUND:
-                try:
-                    listed = os.listdir(os.path.join(self.root, *folder.split("/")))
-                except (OSError, ValueError):
-                    listed = []
-                self.named_entries += len(listed)
-                names = frozenset(n.lower() for n in listed)
-            self.names[folder] = names
+            self.names[folder] = self.listed_names(folder)
         names = self.names[folder]
         return names is None or name.lower() in names
+
+    def listed_names(self, folder: str) -> frozenset[str] | None:
+        """The names the workspace's ``folder`` holds, lower case; None once
+        :data:`_NAMES_BOUND` entries are listed in all, the listing stopped
+        there (one huge folder is not read whole on the event loop)."""
+        names: set[str] = set()
+        try:
+            with os.scandir(os.path.join(self.root, *folder.split("/"))) as entries:
+                for entry in entries:
+                    self.named_entries += 1
+                    if self.named_entries > _NAMES_BOUND:
+                        return None
+                    names.add(entry.name.lower())
+        except (OSError, ValueError):
+            pass
+        return frozenset(names)
 
     def real_folder(self, folder: str) -> str:
         """The real path of the workspace's ``folder`` ("" the root), once
