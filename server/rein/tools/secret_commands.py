@@ -34,9 +34,11 @@ linked folder on the way included (``cat notes`` with ``notes`` a link to
 ``.env``, ``cat cfg/credentials`` with ``cfg`` a link to ``.aws``), and a
 regular file with more than one name is looked for among the workspace's
 secret files by device and inode (a hard link named ``backup.txt`` of
-``.env``), by the bounded walk the file tools use for a hard link's read
-(:func:`~rein.tools.secret_walk.secret_inodes`, once per check; past
-:data:`~rein.tools.secret_walk.WALK_BOUND` entries: "may be one", asked).
+``.env``), by the workspace's remembered walk
+(:func:`~rein.tools.secret_walk.workspace_secret_inodes`: a folder is read
+again only when its change time moved; while the walk is not whole, at most
+:data:`~rein.tools.secret_walk.WALK_BOUND` entries read a check, or past
+:data:`~rein.tools.secret_walk.TREE_BOUND`: "may be one", asked).
 
 Looking a word up in more ways only ever asks more often. What a command
 reads without naming it (a test suite loading ``.env``, ``grep -r``, a
@@ -55,7 +57,12 @@ from collections.abc import Callable, Iterator, Sequence
 
 from rein.tools._shell_words import UnsafeCommand, parse_line
 from rein.tools.secret_files import SecretFiles
-from rein.tools.secret_walk import WALK_BOUND, SecretInodes, secret_inodes
+from rein.tools.secret_walk import (
+    TREE_BOUND,
+    WALK_BOUND,
+    SecretInodes,
+    workspace_secret_inodes,
+)
 
 __all__ = [
     "GLOB_BOUND",
@@ -123,9 +130,10 @@ def why_asked(found: Found) -> str:
         )
     if glob == TOO_MANY_TO_LOOK:
         return (
-            f"the command names {path}, a hard link, and the workspace has more than "
-            f"{WALK_BOUND} entries, too many to look for the secret file (tools.secretFiles) "
-            "it may be another name of"
+            f"the command names {path}, a hard link, and the workspace is not looked through "
+            f"yet for the secret file (tools.secretFiles) it may be another name of (more "
+            f"than {WALK_BOUND} entries new or changed since the last look, or more than "
+            f"{TREE_BOUND} in all)"
         )
     return f"the command names {path}, a secret file (tools.secretFiles)"
 
@@ -420,7 +428,7 @@ class _Check:
         if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
             return None
         if self.inodes is None:
-            self.inodes = secret_inodes(self.root, self.rules, WALK_BOUND)
+            self.inodes = workspace_secret_inodes(self.root, self.rules)
         inodes, stopped = self.inodes
         other = inodes.get((st.st_dev, st.st_ino))
         if other is not None:
