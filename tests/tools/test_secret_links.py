@@ -241,3 +241,27 @@ async def test_hard_linked_dependencies_ask_only_until_the_workspace_is_looked_t
     ran = await _calls(linked, declined).run(RunCommandTool(), command="cat node_modules/pkg7/x.js")
     assert ran.is_error and TOKEN not in ran.content
     assert "node_modules/pkg7/x.js (another name of .env)" in declined.requests[0].detail
+
+
+def test_the_remembered_walk_sees_a_secret_name_made_behind_a_folder_s_old_time(
+    linked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A secret name given later to a plain file (guide.md and docs/guide.md
+    are one file): the folder is read again though the command set its
+    modification time back, as it cannot set back its change time."""
+    monkeypatch.setattr(secret_walk, "RECENT_NS", 0)
+    tree = secret_walk.SecretInodeTree(str(linked), SecretFiles())
+    assert not tree.look()[1]
+    assert named_in_command("cat guide.md", SecretFiles(), str(linked)) is None
+    docs = linked / "docs"
+    before = docs.stat()
+    os.link(docs / "guide.md", docs / ".env.local")
+    os.utime(docs, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert docs.stat().st_mtime_ns == before.st_mtime_ns
+    inodes, stopped = tree.look()
+    st = (linked / "guide.md").stat()
+    assert not stopped and inodes[(st.st_dev, st.st_ino)] == ("docs/.env.local", ".env.*")
+    assert named_in_command("cat guide.md", SecretFiles(), str(linked)) == (
+        "guide.md (another name of docs/.env.local)",
+        ".env.*",
+    )
