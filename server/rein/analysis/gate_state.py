@@ -9,6 +9,7 @@ from typing import Any
 
 from rein.analysis.baselines import FileBaseline
 from rein.harness.ports import Diagnostic
+from rein.harness.redaction import redact
 
 __all__ = ["MAX_STORED_TEXT", "exported", "imported"]
 
@@ -40,10 +41,13 @@ def exported(
 def imported(
     data: Mapping[str, Any],
 ) -> tuple[dict[str, FileBaseline], dict[str, tuple[Diagnostic, ...]]]:
-    """What :func:`exported` gave: the per-file baselines and ``late``."""
+    """What :func:`exported` gave: the per-file baselines and ``late``, each
+    message redacted (a session saved before diagnostics were redacted as
+    they enter holds raw ones: compared raw with today's redacted message,
+    an old error would read as new, and it would be stored back raw)."""
     files: dict[str, FileBaseline] = {}
     for item in data.get("files", []):
-        diagnostics = tuple(Diagnostic.model_validate(d) for d in item["diagnostics"])
+        diagnostics = tuple(_diagnostic(d) for d in item["diagnostics"])
         files[item["path"]] = FileBaseline(
             item["path"],
             item.get("text"),
@@ -53,7 +57,16 @@ def imported(
             existed=bool(item.get("existed", True)),
         )
     late = {
-        path: tuple(Diagnostic.model_validate(d) for d in found)
-        for path, found in data.get("late", {}).items()
+        path: tuple(_diagnostic(d) for d in found) for path, found in data.get("late", {}).items()
     }
     return files, late
+
+
+def _diagnostic(data: Mapping[str, Any]) -> Diagnostic:
+    diagnostic = Diagnostic.model_validate(data)
+    message = redact(diagnostic.message)
+    return (
+        diagnostic
+        if message == diagnostic.message
+        else diagnostic.model_copy(update={"message": message})
+    )

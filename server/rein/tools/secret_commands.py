@@ -34,9 +34,11 @@ linked folder on the way included (``cat notes`` with ``notes`` a link to
 ``.env``, ``cat cfg/credentials`` with ``cfg`` a link to ``.aws``), and a
 regular file with more than one name is looked for among the workspace's
 secret files by device and inode (a hard link named ``backup.txt`` of
-``.env``), by the bounded walk the file tools use for a hard link's read
-(:func:`~rein.tools.secret_walk.secret_inodes`, once per check; past
-:data:`~rein.tools.secret_walk.WALK_BOUND` entries: "may be one", asked).
+``.env``), by the workspace's remembered walk
+(:func:`~rein.tools.secret_walk.workspace_secret_inodes`: a folder is read
+again only when its change time moved; while the walk is not whole, at most
+:data:`~rein.tools.secret_walk.WALK_BOUND` entries read a check, or past
+:data:`~rein.tools.secret_walk.TREE_BOUND`: "may be one", asked).
 
 Looking a word up in more ways only ever asks more often. What a command
 reads without naming it (a test suite loading ``.env``, ``grep -r``, a
@@ -51,11 +53,16 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from rein.tools._shell_words import UnsafeCommand, parse_line
 from rein.tools.secret_files import SecretFiles
-from rein.tools.secret_walk import WALK_BOUND, SecretInodes, secret_inodes
+from rein.tools.secret_walk import (
+    TREE_BOUND,
+    WALK_BOUND,
+    SecretInodes,
+    workspace_secret_inodes,
+)
 
 __all__ = [
     "GLOB_BOUND",
@@ -123,9 +130,10 @@ def why_asked(found: Found) -> str:
         )
     if glob == TOO_MANY_TO_LOOK:
         return (
-            f"the command names {path}, a hard link, and the workspace has more than "
-            f"{WALK_BOUND} entries, too many to look for the secret file (tools.secretFiles) "
-            "it may be another name of"
+            f"the command names {path}, a hard link, and the workspace is not looked through "
+            f"yet for the secret file (tools.secretFiles) it may be another name of (more "
+            f"than {WALK_BOUND} entries new or changed since the last look, or more than "
+            f"{TREE_BOUND} in all)"
         )
     return f"the command names {path}, a secret file (tools.secretFiles)"
 
@@ -183,11 +191,17 @@ def _moved_to(words: Sequence[str], folder: str | None, root_prefix: str) -> str
     return _relative(posixpath.join(folder or "", target), root_prefix)
 
 
-def _command_folders(words: Sequence[str], folder: str | None, root_prefix: str) -> Iterator[str]:
+def _command_folders(
+    words: Sequence[str],
+    folder: str | None,
+    root_prefix: str,
+    resolved: Callable[[str | None, str], str | None],
+) -> Iterator[str]:
     """The folders one command's paths may be relative to: ``-C DIR`` (or
     ``-CDIR``), ``--directory``, ``--chdir``, ``--dir``, ``--cwd``,
     ``--work-tree`` (``=DIR`` or the next word), the folder holding
-    ``--git-dir``."""
+    ``--git-dir``; a folder written with ``..`` also where the kernel finds
+    it (``resolved``: links first)."""
     for i, word in enumerate(words):
         given: str | None = None
         option, sep, value = word.partition("=")
@@ -208,6 +222,9 @@ def _command_folders(words: Sequence[str], folder: str | None, root_prefix: str)
         )
         if found is not None or given in (".", ""):
             yield found or "."
+        real = resolved(folder, given)
+        if real is not None:
+            yield real
 
 
 def _brace_group(word: str) -> tuple[int, int, list[int]] | None:
@@ -279,7 +296,7 @@ class _Check:
                 continue
             # As written, and under where the line moved to: only ever asks more.
             bases: list[str | None] = [*([folder] if folder is not None else [])]
-            bases.extend(_command_folders(words, folder, self.prefix))
+            bases.extend(_command_folders(words, folder, self.prefix, self.resolved))
             bases.append(None)
             bases = list(dict.fromkeys(bases))
             # Each word, or the line it holds; then those words whole (a file
@@ -302,7 +319,9 @@ class _Check:
             else:  # cut on operators: a cd anywhere in the command counts
                 moves = [i for i, w in enumerate(words) if w in ("cd", "pushd")]
             for i in moves:
-                folder = _moved_to(words[i:], folder, self.prefix)
+                args = [w for w in words[i + 1 :] if not w.startswith("-")]
+                real = self.resolved(folder, args[0]) if args else None
+                folder = real if real is not None else _moved_to(words[i:], folder, self.prefix)
         return None
 
     def inner(self, word: str, base: str | None, depth: int) -> Found | None:
@@ -325,23 +344,47 @@ class _Check:
             return None
         self.clean.add((word, base))
         for each in _braces(word) if "{" in word else [word]:
-            path = _under(base, each, self.prefix)
-            if path is None:
-                continue
-            glob = self.rules.matched_by(path)
-            if glob is not None:
-                return path, glob
-            found = self.behind(path)
-            if found is not None:
-                return found
-            if _GLOB.search(path):
-                try:
-                    found = self.expanded(path)
-                except _TooMany:
-                    return path, TOO_MANY_FILES
+            # As written (``..`` taken as text) and, with a ``..``, where the
+            # kernel finds it: ``sso/../credentials`` with ``sso`` a link.
+            for path in (_under(base, each, self.prefix), self.resolved(base, each)):
+                if path is None:
+                    continue
+                found = self.path(path)
                 if found is not None:
                     return found
         return None
+
+    def path(self, path: str) -> Found | None:
+        """The secret the workspace-relative ``path`` (maybe a glob) names."""
+        glob = self.rules.matched_by(path)
+        if glob is not None:
+            return path, glob
+        found = self.behind(path)
+        if found is not None:
+            return found
+        if _GLOB.search(path):
+            try:
+                return self.expanded(path)
+            except _TooMany:
+                return path, TOO_MANY_FILES
+        return None
+
+    def resolved(self, base: str | None, word: str) -> str | None:
+        """Where the kernel finds ``word`` (written with a ``..``) from the
+        folder ``base``: each link followed before the ``..`` after it
+        (``sso/../credentials``, ``sso`` a link to ``infra/.aws/sso``:
+        ``infra/.aws/credentials``), workspace-relative; None for a word
+        without ``..`` or leading outside the workspace."""
+        word = word.strip()
+        if ".." not in word.split("/") or word.startswith("~"):
+            return None
+        joined = word if word.startswith("/") else os.path.join(self.root, base or "", word)
+        try:
+            real = os.path.realpath(joined)
+        except (OSError, ValueError):
+            return None
+        prefix = self.real_root.rstrip("/") + "/"
+        return real[len(prefix) :].replace(os.sep, "/") if real.startswith(prefix) else None
 
     def behind(self, path: str) -> Found | None:
         """The secret file the workspace's ``path`` is another name of: where
@@ -385,7 +428,7 @@ class _Check:
         if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
             return None
         if self.inodes is None:
-            self.inodes = secret_inodes(self.root, self.rules, WALK_BOUND)
+            self.inodes = workspace_secret_inodes(self.root, self.rules)
         inodes, stopped = self.inodes
         other = inodes.get((st.st_dev, st.st_ino))
         if other is not None:
@@ -399,17 +442,25 @@ class _Check:
         ``name``: its listing (case ignored) says, or, past
         :data:`_NAMES_BOUND` entries listed, an ``lstat`` will."""
         if folder not in self.names:
-            names: frozenset[str] | None = None
-            if self.named_entries <= _NAMES_BOUND:
-                try:
-                    listed = os.listdir(os.path.join(self.root, *folder.split("/")))
-                except (OSError, ValueError):
-                    listed = []
-                self.named_entries += len(listed)
-                names = frozenset(n.lower() for n in listed)
-            self.names[folder] = names
+            self.names[folder] = self.listed_names(folder)
         names = self.names[folder]
         return names is None or name.lower() in names
+
+    def listed_names(self, folder: str) -> frozenset[str] | None:
+        """The names the workspace's ``folder`` holds, lower case; None once
+        :data:`_NAMES_BOUND` entries are listed in all, the listing stopped
+        there (one huge folder is not read whole on the event loop)."""
+        names: set[str] = set()
+        try:
+            with os.scandir(os.path.join(self.root, *folder.split("/"))) as entries:
+                for entry in entries:
+                    self.named_entries += 1
+                    if self.named_entries > _NAMES_BOUND:
+                        return None
+                    names.add(entry.name.lower())
+        except (OSError, ValueError):
+            pass
+        return frozenset(names)
 
     def real_folder(self, folder: str) -> str:
         """The real path of the workspace's ``folder`` ("" the root), once

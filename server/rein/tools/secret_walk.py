@@ -14,17 +14,39 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
+import time
+from collections import OrderedDict
 
 from rein.tools.sandbox import Sandbox
 from rein.tools.secret_files import SecretFiles
 
-__all__ = ["WALK_BOUND", "SecretInodes", "secret_in_folder", "secret_inodes", "secret_name_of"]
+__all__ = [
+    "TREE_BOUND",
+    "WALK_BOUND",
+    "SecretInodeTree",
+    "SecretInodes",
+    "secret_in_folder",
+    "secret_inodes",
+    "secret_name_of",
+    "workspace_secret_inodes",
+]
 
 #: The workspace's secret files by (device, inode) -> (path, glob).
 SecretInodes = dict[tuple[int, int], tuple[str, str]]
 
-#: The most entries a walk looks at before it gives up (and asks).
+#: The most entries a walk looks at before it gives up (and asks); for a
+#: :class:`SecretInodeTree`, the most entries one look reads.
 WALK_BOUND = 5000
+#: The most entries a :class:`SecretInodeTree` remembers (a larger
+#: workspace: "may be one", asked).
+TREE_BOUND = 200_000
+#: A folder changed this recently (nanoseconds) when it was read is read
+#: again at the next look: a change in the same tick of the file system's
+#: clock would leave its change time as it was.
+RECENT_NS = 2_000_000_000
+#: The workspaces (root and rules) whose trees are kept.
+_TREES_KEPT = 8
 
 
 def _files(top: str, bound: int) -> tuple[list[str], bool]:
@@ -123,3 +145,138 @@ def secret_name_of(sandbox: Sandbox, rel: str, bound: int | None = None) -> str 
             "file (tools.secretFiles) it may be another name of"
         )
     return None
+
+
+class SecretInodeTree:
+    """The secret files below ``root`` by device and inode, as last seen,
+    for a command naming a hard link (:mod:`rein.tools.secret_commands`).
+
+    The first looks walk the workspace, at most :data:`WALK_BOUND` entries
+    each (the rest waits for the next look; meanwhile the answer is "may be
+    one", asked); later looks ``lstat`` each folder remembered and read
+    again only those whose change time (or inode) moved: an entry added,
+    removed or renamed in a folder (a new hard link, an editor's save by
+    rename) moves it, and a command can set a folder's modification time
+    back, never its change time. A folder read in the same tick as its
+    last change is read again at the next look. Symlinks are not followed.
+    Past :data:`TREE_BOUND` entries remembered the answer stays "may be
+    one"."""
+
+    def __init__(self, root: str, rules: SecretFiles) -> None:
+        self.root = root
+        self.rules = rules
+        #: folder (relative, "" the root) -> (change time or -1, inode).
+        self._seen: dict[str, tuple[int, int]] = {}
+        #: folder -> its child folders, its entry count, its secret files.
+        self._children: dict[str, list[str]] = {}
+        self._counts: dict[str, int] = {}
+        self._total = 0
+        self._secrets: dict[str, SecretInodes] = {}
+        #: Folders to read (new, or changed since read).
+        self._pending: list[str] = [""]
+        self._lock = threading.Lock()
+
+    def look(self, budget: int | None = None) -> tuple[SecretInodes, bool]:
+        """The secret files by inode now, and whether the tree is not whole
+        yet (then more may be there); at most ``budget`` entries read
+        (:data:`WALK_BOUND`)."""
+        budget = WALK_BOUND if budget is None else budget
+        with self._lock:
+            for folder in list(self._seen):
+                if folder not in self._seen:
+                    continue  # dropped with a vanished parent
+                try:
+                    st = os.lstat(self._abs(folder))
+                except OSError:
+                    self._drop(folder)
+                    continue
+                if not stat.S_ISDIR(st.st_mode):
+                    self._drop(folder)
+                elif (st.st_ctime_ns, st.st_ino) != self._seen[folder]:
+                    self._pending.append(folder)
+            while self._pending and self._total <= TREE_BOUND:
+                folder = self._pending.pop()
+                read = self._read(folder, budget)
+                if read is None:
+                    self._pending.append(folder)
+                    break  # the look's budget is spent: the rest waits
+                budget -= read
+            found: SecretInodes = {}
+            for secrets in self._secrets.values():
+                for key, value in secrets.items():
+                    found.setdefault(key, value)
+            return found, bool(self._pending) or self._total > TREE_BOUND
+
+    def _abs(self, folder: str) -> str:
+        return os.path.join(self.root, *folder.split("/")) if folder else self.root
+
+    def _read(self, folder: str, budget: int) -> int | None:
+        """Read ``folder``'s entries (at most ``budget``): its entry count,
+        or None when it holds more (nothing of it kept)."""
+        try:
+            st = os.lstat(self._abs(folder))
+            if not stat.S_ISDIR(st.st_mode):
+                self._drop(folder)
+                return 0
+            entries = os.scandir(self._abs(folder))
+        except OSError:
+            self._drop(folder)
+            return 0
+        children: list[str] = []
+        secrets: SecretInodes = {}
+        count = 0
+        with entries:
+            for entry in entries:
+                count += 1
+                if count > budget:
+                    return None
+                rel = f"{folder}/{entry.name}" if folder else entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        children.append(rel)
+                        continue
+                    glob = self.rules.matched_by(rel)
+                    if glob is not None:
+                        other = entry.stat(follow_symlinks=False)
+                        secrets.setdefault((other.st_dev, other.st_ino), (rel, glob))
+                except OSError:
+                    continue
+        recent = time.time_ns() - st.st_ctime_ns < RECENT_NS
+        self._seen[folder] = (-1 if recent else st.st_ctime_ns, st.st_ino)
+        for gone in set(self._children.get(folder, ())) - set(children):
+            self._drop(gone)
+        self._children[folder] = children
+        self._total += count - self._counts.get(folder, 0)
+        self._counts[folder] = count
+        self._secrets[folder] = secrets
+        self._pending.extend(c for c in children if c not in self._seen)
+        return count
+
+    def _drop(self, folder: str) -> None:
+        """Forget ``folder`` and everything below it."""
+        pending = [folder]
+        while pending:
+            here = pending.pop()
+            self._seen.pop(here, None)
+            self._total -= self._counts.pop(here, 0)
+            self._secrets.pop(here, None)
+            pending.extend(self._children.pop(here, ()))
+
+
+#: The trees of the workspaces last looked at, by root and rules.
+_TREES: OrderedDict[tuple[str, SecretFiles], SecretInodeTree] = OrderedDict()
+_TREES_LOCK = threading.Lock()
+
+
+def workspace_secret_inodes(root: str, rules: SecretFiles) -> tuple[SecretInodes, bool]:
+    """:meth:`SecretInodeTree.look` of the workspace ``root``'s tree, kept
+    between calls (for the :data:`_TREES_KEPT` workspaces last asked)."""
+    with _TREES_LOCK:
+        key = (root, rules)
+        tree = _TREES.get(key)
+        if tree is None:
+            tree = _TREES[key] = SecretInodeTree(root, rules)
+        _TREES.move_to_end(key)
+        while len(_TREES) > _TREES_KEPT:
+            _TREES.popitem(last=False)
+    return tree.look()
