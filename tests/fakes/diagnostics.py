@@ -139,7 +139,11 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         found = tuple(d for d in self.counterfactual if d.path in paths)
         stale = self.counterfactual_stale
         return DiagnosticsSnapshot(
-            found, self.generation, sources=self.sources, stale=stale is not None, stale_reason=stale
+            found,
+            self.generation,
+            sources=self.sources,
+            stale=stale is not None,
+            stale_reason=stale,
         )
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
