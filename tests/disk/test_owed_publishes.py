@@ -27,13 +27,16 @@ from tests.fakes.lsp_client import RecordingLanguageClient
 BOUND_S = 5.0
 
 
-async def _silent_pool(root: Path, *, owed_limit_ms: int) -> tuple[AnalyzerPool, _Analyzer]:
-    """A large workspace's pool (file by file) whose basedpyright never
-    publishes (nor answers pulls: it offers none)."""
+async def _silent_pool(
+    root: Path, *, owed_limit_ms: int, workspace_max_files: int = 0
+) -> tuple[AnalyzerPool, _Analyzer]:
+    """A large workspace's pool (file by file; not large when
+    ``workspace_max_files`` is above its file count) whose basedpyright
+    never publishes (nor answers pulls: it offers none)."""
     pool = AnalyzerPool(
         root,
         [DEFAULT_ANALYZERS[1]],
-        workspace_max_files=0,
+        workspace_max_files=workspace_max_files,
         quiet_ms=0,
         owed_limit_ms=owed_limit_ms,
     )
@@ -93,7 +96,9 @@ async def test_showing_other_texts_and_restoring_them_wait_one_bound_together(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
-    pool, analyzer = await _silent_pool(tmp_path, owed_limit_ms=600_000)
+    # Analysed as a whole (a large workspace asks file by file instead:
+    # tests/disk/test_shown_texts_answers.py).
+    pool, analyzer = await _silent_pool(tmp_path, owed_limit_ms=600_000, workspace_max_files=1_000)
     analyzer.open("a.py")
     waits: list[float] = []
     wait_idle = pool.wait_idle

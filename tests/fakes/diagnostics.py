@@ -60,6 +60,10 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.opened: set[str] = set()
         #: What snapshot_with answers (None: it cannot tell).
         self.counterfactual: list[Diagnostic] | None = None
+        #: Why the counterfactual answer is stale (an analyzer did not answer
+        #: for a file within its bound: what it holds of it is from before
+        #: the question, with the run's changes), or None: fresh.
+        self.counterfactual_stale: str | None = None
         #: File suffixes no analyzer of this source covers (".ts").
         self.uncovered: set[str] = set()
         #: Why a suffix is not covered (".go": "gopls was not found").
@@ -133,7 +137,14 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         if self.counterfactual is None:
             return None
         found = tuple(d for d in self.counterfactual if d.path in paths)
-        return DiagnosticsSnapshot(found, self.generation, sources=self.sources)
+        stale = self.counterfactual_stale
+        return DiagnosticsSnapshot(
+            found,
+            self.generation,
+            sources=self.sources,
+            stale=stale is not None,
+            stale_reason=stale,
+        )
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         self.log.append("environment_changed " + " ".join(paths))

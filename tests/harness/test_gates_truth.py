@@ -721,6 +721,36 @@ async def test_an_error_in_an_unchanged_file_is_the_runs_only_if_it_goes_without
         assert [(b.path, b.line) for b in gate.blockers] == [("other.py", 1)]
 
 
+async def test_a_counterfactual_not_answered_in_time_keeps_the_error() -> None:
+    """The counterfactual question asked with the changed files shown as
+    they were got no fresh answer for the importer (its pull timed out:
+    the snapshot is stale, and what it holds of the file is its findings
+    with the run's change). Its error was taken as "there without the run"
+    and dropped: the verdict passed with the importer broken (the merge's
+    sympy ``is_random`` command edit, beside 14 re-pulls past
+    ``requestTimeoutMs``). A stale answer clears nothing: the error blocks."""
+    world = World({"app.py": "a = 1\n", "other.py": "import app\n"})
+
+    def the_change_breaks_the_importer(mutation: Any) -> None:
+        if "ERROR" not in world.workspace.files["other.py"]:
+            world.workspace.files["other.py"] += "ERROR from the change\n"
+            world.analyzer.analyze()
+
+    world.log.subscribe(the_change_breaks_the_importer)
+    broken = diag("other.py", 1, "bad token: ERROR from the change", code="E1", source="line")
+    world.source.counterfactual = [broken]  # what it held, not an answer
+    world.source.counterfactual_stale = "diagnostics are missing: other.py not answered in 10 s"
+    agent, _, events = world.agent(
+        [write("app.py", "a = 2\n"), {"text": "done"}], max_repair_attempts=0
+    )
+    result = await agent.prompt("change a")
+    [gate] = events.of("gate_result")
+    assert "snapshot_with app.py -> other.py" in world.source.log
+    assert result.status == "failed"
+    assert [(b.path, b.line) for b in gate.blockers] == [("other.py", 1)]
+    assert "there without the run" not in gate.detail
+
+
 async def test_an_accepted_empty_reply_still_goes_through_the_gates() -> None:
     """Issue 15: past harness.maxEmptyRetries the empty turn is accepted as
     the answer, and the run's changes are validated before it completes."""

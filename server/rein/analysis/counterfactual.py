@@ -25,7 +25,9 @@ analyzers read but never open (a setting: clangd's ``compile_flags.txt``,
 :func:`~rein.analysis.run_texts.settings_changed`): the errors in unchanged
 files are then not asked about either (review23: an unchanged ``main.c``
 that no longer compiled with the run's flags was "there without the run's
-changes too", the flags being read from the disk).
+changes too", the flags being read from the disk). An answer that is
+stale (an analyzer did not answer for a file within its bound) clears
+nothing: what it holds of the file is from before the question.
 """
 
 from __future__ import annotations
@@ -63,7 +65,11 @@ async def without_the_run(
         return list(blocking), 0
     shown = {p: before[p] for p in sorted(touched) if p in before}
     snap = await source.snapshot_with(shown, paths, timeout_s)
-    if snap is None or snap.blind is not None:
+    if snap is None or snap.blind is not None or snap.stale:
+        # Stale: a file got no answer with the earlier texts shown, and what
+        # it holds of it is its findings with the run's changes, the errors
+        # asked about among them: "there without the run" would drop them
+        # all (a pass with the importers broken). Not answered: kept.
         return list(blocking), 0
     there = blocking_untouched(asked, snap.diagnostics)
     kept = [d for d in blocking if d.path in touched or d.path in kept_out] + there

@@ -321,7 +321,12 @@ class AnalyzerGate:
             settled = True  # a late answer makes the snapshot stale
         else:
             snap, settled = await whole_snapshot(
-                self.diagnostics, ctx.touched, ctx.generation, self.settle_timeout_s, b.progress
+                self.diagnostics,
+                ctx.touched,
+                ctx.generation,
+                self.settle_timeout_s,
+                b.progress,
+                {*b.late, *b.owed.settled} - ctx.touched,
             )
             not_had = owed_not_had or {}
         verdict = await self._outcome(

@@ -353,7 +353,8 @@ async def snapshot_files_with(
 ) -> DiagnosticsSnapshot:
     """:func:`snapshot_files` of ``paths`` with the analyzers that have them
     open shown ``texts`` instead of those files' contents (nothing is
-    written); the contents are shown again before it returns, and ``paths``
+    written; stale when a shown file changed meanwhile: the analyzers were
+    shown it as it is); the contents are shown again before it returns, and ``paths``
     pulled again: their answers kept until then are of the texts shown, and
     an analyzer that is pulled publishes nothing of its own when a file
     they import is shown again (a later snapshot would take the shown
@@ -366,7 +367,16 @@ async def snapshot_files_with(
         try:
             for analyzer, path in shown:
                 analyzer.change(path, texts[path])
-            return await snapshot_files(pool, paths, timeout_s)
+            versions = [(a, p, a.versions.get(p)) for a, p in shown]
+            snap = await snapshot_files(pool, paths, timeout_s)
+            moved = sorted({p for a, p, v in versions if a.versions.get(p) != v})
+            if moved and not snap.stale:
+                # Changed meanwhile (the watcher heard the command's change
+                # only now): the analyzers were shown its text now, and the
+                # answers may be of it, not of the earlier text.
+                why = f"{', '.join(moved)} changed while its earlier text was shown"
+                return replace(snap, stale=True, stale_reason=why)
+            return snap
         finally:
             for analyzer, path in shown:
                 analyzer.change(path)

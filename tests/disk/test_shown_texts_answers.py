@@ -1,0 +1,138 @@
+"""A verdict over a changed file and its importers, in a workspace checked
+open file by open file, takes every importer's answer fresh: never an answer
+given while the analyzers were shown the changed file as it was (the
+command's baseline, the counterfactual question), nor one from before the
+change (in-process, :class:`~tests.fakes.pull_analyzer.FileByFileServer`:
+basedpyright's shape, which publishes the changed file at once and its
+importers only when it gets to them, or when asked).
+
+The merge's sympy bench (2026-12-06) passed the ``is_random`` command edit
+with 12 importer lines broken: in open-files mode, a command's baseline is
+taken with the changed file shown as it was (``AnalyzerPool.snapshot_with``)
+and only the changed file was owed afterwards, so the verdict's wait ended
+with its publish and took the importers' answers given with the earlier
+text shown (clean) for theirs now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rein.analysis.whole_snapshot import whole_snapshot
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
+from rein.harness.ports import DiagnosticsSnapshot, Mutation
+from tests.fakes.pull_analyzer import FileByFileServer
+
+BEFORE = "def is_random(x):\n    return True\n"
+AFTER = "def is_random_x(x):\n    return True\n"
+USER = "from pkg.rv import is_random\n\nprint(is_random(1))\n"
+BROKEN = '"is_random" is unknown import symbol'
+#: A bound on each wait (the waits end on answers, not on time).
+BOUND_S = 30.0
+
+
+async def _pool(root: Path) -> tuple[AnalyzerPool, FileByFileServer]:
+    """A large workspace (open files only) with ``pkg/rv.py`` and its
+    importer ``pkg/user.py`` open in basedpyright's analyzer over the fake."""
+    (root / "pkg").mkdir()
+    (root / "pkg/__init__.py").write_text("")
+    (root / "pkg/rv.py").write_text(BEFORE)
+    (root / "pkg/user.py").write_text(USER)
+    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0)
+    await pool.prepare()
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
+    server = FileByFileServer(pool.root)
+    server.publish = analyzer.on_publish
+    analyzer.client = server  # type: ignore[assignment]
+    analyzer.alive = True
+    pool.analyzers.append(analyzer)
+    pool._started.set()
+    await pool.ensure_open(["pkg/rv.py"])
+    assert "pkg/user.py" in analyzer.versions
+    assert await pool.wait_idle(BOUND_S)
+    return pool, server
+
+
+def _said(snap: DiagnosticsSnapshot, path: str) -> list[str]:
+    return [d.message for d in snap.diagnostics if d.path == path]
+
+
+def _command(pool: AnalyzerPool, generation: int) -> None:
+    """``sed -i`` renames ``is_random`` in ``pkg/rv.py`` (seen by the watcher)."""
+    (pool.root / "pkg/rv.py").write_text(AFTER)
+    pool.on_mutation(Mutation(generation, ("pkg/rv.py",), "external"))
+
+
+async def test_the_verdict_after_a_commands_baseline_takes_the_importers_answers_now(
+    tmp_path: Path,
+) -> None:
+    # Old: after the baseline (the earlier text shown, then the text now
+    # shown again), only pkg/rv.py was owed: the verdict's wait ended with
+    # its publish and took pkg/user.py's answer with the earlier text shown
+    # (clean) for its answer now: passed, the importer broken.
+    pool, _server = await _pool(tmp_path)
+    _command(pool, 1)
+    paths = ["pkg/rv.py", "pkg/user.py"]
+    baseline = await pool.snapshot_with({"pkg/rv.py": BEFORE}, paths, BOUND_S)
+    assert baseline is not None and not baseline.stale, baseline
+    assert _said(baseline, "pkg/user.py") == []  # before the command
+    verdict, settled = await whole_snapshot(pool, ["pkg/rv.py"], 1, BOUND_S, None, ["pkg/user.py"])
+    assert settled and not verdict.stale, verdict.stale_reason
+    assert _said(verdict, "pkg/user.py") == [BROKEN]
+
+
+async def test_the_commands_baseline_asks_the_importers_with_the_earlier_text_shown(
+    tmp_path: Path,
+) -> None:
+    # Old: the baseline's wait ended with the changed file's publish and
+    # took the importer's answer from before the earlier text was shown:
+    # here the one given after the command (broken), so its error was
+    # pre-existing and never blocked.
+    pool, server = await _pool(tmp_path)
+    _command(pool, 1)
+    await pool.snapshot_files(["pkg/user.py"], BOUND_S)  # asked after the command: broken
+    asked = len(server.pulls)
+    baseline = await pool.snapshot_with(
+        {"pkg/rv.py": BEFORE}, ["pkg/rv.py", "pkg/user.py"], BOUND_S
+    )
+    assert baseline is not None and not baseline.stale, baseline
+    assert _said(baseline, "pkg/user.py") == []
+    user = (pool.root / "pkg/user.py").as_uri()
+    assert user in server.pulls[asked:]
+
+
+async def test_the_verdict_asks_the_importers_of_a_change_afresh(tmp_path: Path) -> None:
+    # Old: the verdict on the whole (open-files) workspace waited for the
+    # changed file's publish only, and took the importer's answer from
+    # before the change (clean), basedpyright not having published it again.
+    pool, _server = await _pool(tmp_path)
+    _command(pool, 1)
+    verdict, settled = await whole_snapshot(pool, ["pkg/rv.py"], 1, BOUND_S, None, ["pkg/user.py"])
+    assert settled and not verdict.stale, verdict.stale_reason
+    assert _said(verdict, "pkg/user.py") == [BROKEN]
+
+
+async def test_a_change_seen_while_the_earlier_text_is_shown_makes_the_baseline_stale(
+    tmp_path: Path,
+) -> None:
+    # Old: the watcher's change of pkg/rv.py, heard while its earlier text
+    # was shown for the command's baseline, showed the analyzers its text
+    # now; the importer's answer (broken) was taken as its baseline.
+    pool, server = await _pool(tmp_path)
+    (pool.root / "pkg/rv.py").write_text(AFTER)
+    user = (pool.root / "pkg/user.py").as_uri()
+    heard: list[str] = []
+
+    def the_watcher_hears_it_now(uri: str) -> None:
+        if uri == user and not heard:
+            heard.append(uri)
+            pool.on_mutation(Mutation(1, ("pkg/rv.py",), "external"))
+
+    server.on_pull = the_watcher_hears_it_now
+    baseline = await pool.snapshot_with(
+        {"pkg/rv.py": BEFORE}, ["pkg/rv.py", "pkg/user.py"], BOUND_S
+    )
+    assert heard
+    assert baseline is not None
+    assert baseline.stale or _said(baseline, "pkg/user.py") == [], _said(baseline, "pkg/user.py")
