@@ -94,7 +94,7 @@ from rein.harness.ports import (
 )
 
 if TYPE_CHECKING:
-    from rein.harness.gating.coordinators import DependencyCoordinator
+    from rein.harness.gating.dependencies import DependencyCoordinator
 
 __all__ = ["MAX_BLOCKERS_IN_PROMPT", "SEVERITY_LEVELS", "SEVERITY_NAMES", "AnalyzerGate"]
 

@@ -4,8 +4,7 @@
 only with diagnostics the analyzer produced after ``g`` was applied:
 event-driven (a change notification for each touched file, then a quiet
 period), bounded by a maximum wait; never a fixed sleep. The installs a
-manifest's change owes are :mod:`rein.harness.gating.dependencies`'s
-(re-exported here for the modules that name them here).
+manifest's change owes are :mod:`rein.harness.gating.dependencies`'s.
 """
 
 from __future__ import annotations
@@ -18,11 +17,6 @@ from dataclasses import replace
 import anyio
 
 from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input
-from rein.harness.gating.dependencies import (
-    DEFAULT_MANIFESTS,
-    DependencyCoordinator,
-    InstallOutcome,
-)
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     DeferredWorkspace,
@@ -45,12 +39,7 @@ from rein.harness.ports import (
     SettlingDiagnostics,
 )
 
-__all__ = [
-    "DEFAULT_MANIFESTS",
-    "DependencyCoordinator",
-    "DiagnosticsCoordinator",
-    "InstallOutcome",
-]
+__all__ = ["DiagnosticsCoordinator"]
 
 log = logging.getLogger(__name__)
 
