@@ -6,14 +6,19 @@ folders' state. Real venvs (``--without-pip``), no analyzer."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import select
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rein.disk.importers import ImportIndex
+from rein.disk.pool_files import environment_changed
 from rein.disk.python_environment import PythonEnvironment, interpreter_of
 
 
@@ -129,3 +134,86 @@ def test_an_install_is_seen_once_and_the_roots_worked_out_again(
     assert environment.changed() == [str(site)]
     assert environment.changed() == []  # seen
     assert environment.roots() == (("lib", ""),)
+
+
+def _marker_python(path: Path, marker: Path, answer: str) -> None:
+    """An interpreter that notes it ran in ``marker`` and answers ``answer``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho ran >> {marker}\necho '{answer}'\n")
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("site_there", [True, False], ids=["site-packages", "none"])
+def test_an_interpreter_in_the_workspace_is_never_run(tmp_path: Path, site_there: bool) -> None:
+    """A ``.venv/bin/python`` with no ``pyvenv.cfg`` (a command may have
+    written it): its site folders are read from its tree, or not known;
+    before, it was run with the server's rights."""
+    root = tmp_path / "w"
+    marker = tmp_path / "ran"
+    _marker_python(root / ".venv" / "bin" / "python", marker, '["/x", []]')
+    if site_there:
+        site = root / ".venv" / "lib" / "python3.12" / "site-packages"
+        site.mkdir(parents=True)
+        (root / "lib").mkdir()
+        (site / "e.pth").write_text(f"{root / 'lib'}\n")
+    roots = _environment(root).roots()
+    assert not marker.exists()
+    assert roots == ((("lib", ""),) if site_there else None)
+
+
+def test_an_interpreter_outside_the_workspace_is_asked_and_its_group_killed(
+    tmp_path: Path,
+) -> None:
+    """One outside the workspace (on PATH) is asked, in its own session:
+    what it leaves running is killed with it."""
+    root = tmp_path / "w"
+    root.mkdir()
+    marker = tmp_path / "ran"
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    # It answers, and leaves a child behind that would note it outlived it.
+    python.write_text(
+        f"#!/bin/sh\necho ran >> {marker}\n"
+        f"(sleep 30; echo outlived >> {marker}) >/dev/null &\n"
+        "echo $! > " + str(tmp_path / "child") + "\n"
+        f"echo '[\"{tmp_path}\", []]'\n"
+    )
+    python.chmod(0o755)
+    environment = PythonEnvironment(root, _reader(root), lambda p: False, which=lambda n: str(python))
+    assert environment.roots() == ()
+    assert marker.read_text() == "ran\n"
+    child = int((tmp_path / "child").read_text())
+    try:
+        handle = os.pidfd_open(child)
+    except ProcessLookupError:
+        return  # gone already
+    try:
+        # Readable when it ends: killed, well before its 30 s sleep ends.
+        assert select.select([handle], [], [], 20)[0] == [handle]
+    finally:
+        os.close(handle)
+
+
+async def test_the_change_check_runs_off_the_event_loop(tmp_path: Path) -> None:
+    """``environment_changed`` asks ``changed()`` in a worker thread: it
+    waits while a slow interpreter is asked (up to 10 s), and the event
+    loop goes on meanwhile. Here ``changed()`` waits for a callback the
+    loop runs; on the loop itself it waited out its bound."""
+    released = threading.Event()
+    got: list[bool] = []
+
+    class Environment:
+        def changed(self) -> list[str]:
+            got.append(released.wait(5))
+            return []
+
+    class Pool:
+        root = tmp_path
+        analyzers: list[object] = []
+        python_env = Environment()
+
+        async def started(self) -> None:
+            asyncio.get_running_loop().call_soon(released.set)
+
+    await environment_changed(Pool(), [])  # type: ignore[arg-type]
+    assert got == [True]

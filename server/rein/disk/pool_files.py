@@ -167,5 +167,6 @@ async def environment_changed(pool: AnalyzerPool, paths: Sequence[str]) -> None:
     files, a restart for the others. Each owes a fresh
     publish for its open files afterwards, so the pool's ``wait_idle`` waits."""
     await pool.started()
-    installed = pool.python_env.changed()  # told now: not again
+    # Off the event loop: it waits while the interpreter is asked (up to 10 s).
+    installed = await asyncio.to_thread(pool.python_env.changed)  # told now: not again
     await tell_environment_changed(pool.root, pool.analyzers, [*paths, *installed])

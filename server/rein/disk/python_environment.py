@@ -46,6 +46,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import tomllib
@@ -101,33 +102,86 @@ def interpreter_of(
     return Path(exe) if exe else None
 
 
-def _sites_of(python: Path) -> tuple[Path, tuple[Path, ...]] | None:
+def _globbed(venv: Path) -> tuple[Path, ...]:
+    """A venv's site folders as basedpyright finds them, by looking:
+    ``lib*/python3*/site-packages`` (``lib64`` is often a link to ``lib``)
+    and ``Lib/site-packages``."""
+    sites = [*sorted(venv.glob("lib*/python3*/site-packages")), venv / "Lib" / "site-packages"]
+    found: dict[Path, Path] = {}
+    for site in sites:
+        if site.is_dir():
+            found.setdefault(site.resolve(), site)
+    return tuple(found.values())
+
+
+def _sites_of(python: Path, root: Path) -> tuple[Path, tuple[Path, ...]] | None:
     """The prefix and site folders of the interpreter ``python``: a venv's
-    ``lib/python3*/site-packages`` (or ``Lib/site-packages``), as
-    basedpyright finds them; another interpreter's asked of it (``-I -S``:
-    with ``-S`` a venv's would name its base interpreter's). None when it
-    cannot be asked."""
+    (it has a ``pyvenv.cfg``), or any interpreter's in the workspace at
+    ``root``, read from its tree (:func:`_globbed`; an interpreter there is
+    never run: a command may have written it, and it would run with the
+    server's rights, outside the sandbox); another interpreter's asked of
+    it (``-I -S``: with ``-S`` a venv's would name its base interpreter's).
+    None when not known (it cannot be asked, or the tree in the workspace
+    has no site folder)."""
     venv = python.parent.parent
     if (venv / "pyvenv.cfg").is_file():
-        sites = [*sorted(venv.glob("lib*/python3*/site-packages")), venv / "Lib" / "site-packages"]
-        found: dict[Path, Path] = {}
-        for site in sites:
-            if site.is_dir():
-                found.setdefault(site.resolve(), site)  # lib64 is a link to lib
-        return venv, tuple(found.values())
+        return venv, _globbed(venv)
+    if _in_workspace(root, python):
+        sites = _globbed(venv)
+        return (venv, sites) if sites else None
+    return _asked(python)
+
+
+def _in_workspace(root: Path, python: Path) -> bool:
+    """``python``'s path, or where its links lead, lies in ``root``."""
+    path = Path(os.path.abspath(python))
+    bases = {Path(os.path.abspath(root)), root.resolve()}
+    if any(path.is_relative_to(b) for b in bases):
+        return True
     try:
-        out = subprocess.run(
+        return any(python.resolve().is_relative_to(b) for b in bases)
+    except OSError:
+        return True  # a link loop: not run
+
+
+def _asked(python: Path) -> tuple[Path, tuple[Path, ...]] | None:
+    """``python``'s prefix and site folders, asked of it in its own session,
+    its whole process group killed at :data:`ASK_BOUND_S`."""
+    try:
+        child = subprocess.Popen(
             [str(python), "-I", "-S", "-c", _ASK],
-            capture_output=True,
-            text=True,
-            timeout=ASK_BOUND_S,
-            check=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
         )
-        prefix, sites = json.loads(out.stdout)
-    except (OSError, subprocess.SubprocessError, ValueError):
+    except OSError:
+        return None
+    try:
+        out, _ = child.communicate(timeout=ASK_BOUND_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        return None
+    finally:
+        _kill_group(child)  # what it started and left behind
+    if child.returncode != 0:
+        return None
+    try:
+        prefix, sites = json.loads(out)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(prefix, str) or not isinstance(sites, list):
         return None
     return Path(prefix), tuple(Path(s) for s in dict.fromkeys(sites) if isinstance(s, str))
+
+
+def _kill_group(child: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
 
 
 def _inside(root: Path, folder: Path) -> str | None:
@@ -195,7 +249,7 @@ class PythonEnvironment:
         if python is None:
             self._sites = ()  # no interpreter: basedpyright has no environment either
             return
-        found = _sites_of(python)
+        found = _sites_of(python, self._root)
         if found is None:
             self._sites = None
             return
