@@ -36,5 +36,5 @@ async def test_an_error_in_an_unchanged_file_stays_the_runs_when_a_setting_chang
     workspace = FakeWorkspace({"main.c": "int main(void) { return GREETING; }\n"})
     workspace.files.update({p: now for p, (_, now) in changed.items()})
     files = {p: FileBaseline(p, was, ()) for p, (was, _) in changed.items()}
-    left, dropped = await not_the_runs(source, [ERROR], set(changed), files, workspace, 5.0)
+    left, dropped = await not_the_runs(source, [ERROR], set(changed), files, workspace, 5.0, False)
     assert (left, dropped) == (([ERROR], 0) if kept else ([], 1))

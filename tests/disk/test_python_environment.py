@@ -179,7 +179,9 @@ def test_an_interpreter_outside_the_workspace_is_asked_and_its_group_killed(
         f"echo '[\"{tmp_path}\", []]'\n"
     )
     python.chmod(0o755)
-    environment = PythonEnvironment(root, _reader(root), lambda p: False, which=lambda n: str(python))
+    environment = PythonEnvironment(
+        root, _reader(root), lambda p: False, which=lambda n: str(python)
+    )
     assert environment.roots() == ()
     assert marker.read_text() == "ran\n"
     child = int((tmp_path / "child").read_text())

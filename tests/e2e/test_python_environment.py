@@ -10,11 +10,16 @@ deferred session (:mod:`tests.e2e.test_deferred_truth`'s):
 * a command's ``pip install`` into a venv outside the workspace (the one
   the settings name) is seen before the verdict: the import it made
   resolvable does not block (before, ``Import "fancylib" could not be
-  resolved`` blocked at every verdict).
+  resolved`` blocked at every verdict);
+* a command's ``pip install -U`` that breaks an unchanged importer of the
+  package blocks: after an environment change the reach is not known and
+  the counterfactual keeps the error (before: "judged on the 1 files the
+  change can reach", passed).
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +114,49 @@ async def test_a_command_s_install_into_a_venv_outside_the_workspace_resolves(
         second = await gate.check(GateContext(1, frozenset(["app.py"]), workspace))
         gate.on_run_end()
     assert second.blockers == [], second.detail
+
+
+def _fancylib(site: Path, version: str, param: str) -> None:
+    """What ``pip install fancylib==<version>`` leaves in ``site``: ``f``
+    takes a ``param``."""
+    for old in site.glob("fancylib*"):
+        shutil.rmtree(old)
+    (site / "fancylib").mkdir()
+    (site / "fancylib" / "__init__.py").write_text(f"def f(x: {param}) -> None: ...\n")
+    (site / "fancylib" / "py.typed").write_text("")
+    info = site / f"fancylib-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fancylib\nVersion: {version}\n")
+
+
+@pytest.mark.parametrize("outside", [False, True], ids=[".venv", "venvPath"])
+async def test_an_install_that_breaks_an_unchanged_importer_blocks(
+    tmp_path: Path, outside: bool
+) -> None:
+    root = tmp_path / "w"
+    files = {
+        "pyproject.toml": '[project]\nname = "w"\nversion = "0"\n',
+        "use.py": "from fancylib import f\n\nf(1)\n",
+        "app.py": "print('hello')\n",
+    }
+    if outside:
+        files["pyproject.toml"] = f'[tool.basedpyright]\nvenvPath = "{tmp_path}"\nvenv = "env"\n'
+    _write(root, files)
+    site = _venv(tmp_path / "env" if outside else root / ".venv")
+    _fancylib(site, "1.0", "int")
+    pool, coordinator = _pool(root)
+    gate = AnalyzerGate(coordinator, settle_timeout_s=60)
+    workspace = DiskWorkspace(root)
+    async with pool:
+        await gate.on_run_start(0)
+        await gate.before_change(Writes(("app.py",)), workspace)
+        _fancylib(site, "2.0", "str")  # the command's `pip install -U fancylib`
+        (root / "app.py").write_text("print('hello, world')\n")
+        mutation = Mutation(1, ("app.py",), "agent")
+        pool.on_mutation(mutation)
+        coordinator.notify_mutation(mutation)
+        outcome = await gate.check(GateContext(1, frozenset(["app.py"]), workspace))
+        gate.on_run_end()
+    assert [(b.path, b.code) for b in outcome.blockers] == [("use.py", "reportArgumentType")], (
+        outcome.detail
+    )

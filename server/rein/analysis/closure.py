@@ -13,18 +13,29 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from rein.harness.gating.gate_types import ImporterClosure, OpenFilesOnly
+from rein.harness.gating.gate_types import EnvironmentChanges, ImporterClosure, OpenFilesOnly
 from rein.harness.ports import DiagnosticsSource
 
-__all__ = ["ImporterClosure", "OpenFilesOnly", "outside_note", "reach_of"]
+__all__ = ["ImporterClosure", "OpenFilesOnly", "environment_changes", "outside_note", "reach_of"]
 
 
-async def reach_of(source: DiagnosticsSource, touched: Collection[str]) -> Collection[str] | None:
+async def reach_of(
+    source: DiagnosticsSource, touched: Collection[str], environment_changed: bool
+) -> Collection[str] | None:
     """What the changes to ``touched`` can reach, or None when not known
-    (nothing is then narrowed)."""
-    if not touched or not isinstance(source, ImporterClosure):
+    (nothing is then narrowed). Not known once the run changed the
+    analyzers' environment (``environment_changed``: an install, which can
+    break any importer of the package, changed or not)."""
+    if environment_changed or not touched or not isinstance(source, ImporterClosure):
         return None
     return await source.importer_closure(sorted(touched))
+
+
+def environment_changes(source: DiagnosticsSource) -> int:
+    """How many changes to the analyzers' environment ``source`` has seen
+    (:class:`~rein.harness.gating.gate_types.EnvironmentChanges`; 0 when it
+    does not say)."""
+    return source.environment_changes() if isinstance(source, EnvironmentChanges) else 0
 
 
 def outside_note(outside: Collection[str]) -> str:

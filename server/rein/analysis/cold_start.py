@@ -301,11 +301,19 @@ async def corrected_baseline(
     files: Mapping[str, FileBaseline],
     threshold: int,
     timeout_s: float,
+    environment_changed: bool,
 ) -> tuple[dict[str, tuple[Diagnostic, ...]], list[str], list[str]]:
     """:func:`before_the_run` for the run-start snapshot taken after a cold
     change, narrowed to what the changes can reach: the baselines had, the
     files among them out of reach (judged pre-existing as they are), and
-    the files whose baseline is not known yet."""
+    the files whose baseline is not known yet. Once the run changed the
+    analyzers' environment (``environment_changed``: an install), the
+    environment before it cannot be shown: a file with errors in the
+    snapshot gets no baseline, and its errors are kept (as for a setting
+    the run changed, :func:`~rein.analysis.counterfactual.not_the_runs`)."""
+    if environment_changed:
+        kept = {d.path for d in snapshot.diagnostics if d.severity <= threshold}
+        return {p: () for p in sorted(kept - set(baselined))}, [], []
     found, unknown = await before_the_run(
         source,
         snapshot,
@@ -314,7 +322,7 @@ async def corrected_baseline(
         threshold,
         timeout_s,
         lambda paths: users_of_created(ctx.touched, files, ctx.workspace, paths),
-        reach := await reach_of(source, ctx.touched),
+        reach := await reach_of(source, ctx.touched, environment_changed),
     )
     outside = sorted(p for p in found if reach is not None and p not in reach)
     return found, outside, unknown

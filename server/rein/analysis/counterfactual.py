@@ -83,6 +83,7 @@ async def not_the_runs(
     files: Mapping[str, FileBaseline],
     workspace: Workspace | None,
     timeout_s: float,
+    environment_changed: bool,
 ) -> tuple[list[Diagnostic], int]:
     """The analyzer gate's question: errors in files the run did not change
     (``blocking``) asked about once more with ``source`` shown the changed
@@ -93,8 +94,10 @@ async def not_the_runs(
         d.path in touched for d in blocking
     ):
         return blocking, 0
-    if settings_changed(source, touched):
-        return blocking, 0  # read from the disk: the state before cannot be shown
+    if settings_changed(source, touched) or environment_changed:
+        # Read from the disk (a setting), or installed (the environment):
+        # the state before cannot be shown.
+        return blocking, 0
     texts = await before_and_now(touched, files, workspace, source)
     if texts is None:
         return blocking, 0  # the state before the run is not known for every file

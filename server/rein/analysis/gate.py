@@ -260,7 +260,14 @@ class AnalyzerGate:
         judged = {*ctx.touched, *b.late, *b.owed.paths, *b.unbaselined}
         async with b.changing:
             return await judge_reach(
-                ReachJudging(self.diagnostics, cold, b.files, b.late, self.threshold),
+                ReachJudging(
+                    self.diagnostics,
+                    cold,
+                    b.files,
+                    b.late,
+                    self.threshold,
+                    b.environment_changed(),
+                ),
                 ctx,
                 partial,
                 judged,
@@ -358,6 +365,7 @@ class AnalyzerGate:
             importers=set(b.late) | b.owed.settled,
             settle_timeout_s=self.settle_timeout_s,
             before_and_now=lambda: b.before_and_now(ctx),
+            environment_changed=b.environment_changed(),
         )
         return await outcome_of(
             judging, ctx, snap, settled, partial, unbaselined, unsure, owed, not_had

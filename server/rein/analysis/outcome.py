@@ -50,6 +50,9 @@ class Judging:
     settle_timeout_s: float
     #: The changed files' texts before the run and now (None: not known).
     before_and_now: Callable[[], Awaitable[tuple[dict[str, str], dict[str, str]] | None]]
+    #: The analyzers' environment changed since the baselines were taken
+    #: (an install): it cannot be shown as it was.
+    environment_changed: bool
 
 
 async def outcome_of(
@@ -86,7 +89,13 @@ async def outcome_of(
     # The counterfactual question waits for the whole workspace: not asked cold.
     blocking, without_run = (
         await not_the_runs(
-            j.diagnostics, blocking, ctx.touched, j.files, ctx.workspace, j.settle_timeout_s
+            j.diagnostics,
+            blocking,
+            ctx.touched,
+            j.files,
+            ctx.workspace,
+            j.settle_timeout_s,
+            j.environment_changed,
         )
         if not partial
         else (blocking, 0)

@@ -88,6 +88,9 @@ class ReachJudging:
     files: Mapping[str, FileBaseline]
     late: dict[str, tuple[Diagnostic, ...]]
     threshold: int
+    #: The run changed the analyzers' environment (an install): the reach
+    #: is not known.
+    environment_changed: bool
 
 
 @dataclass(frozen=True)
@@ -109,13 +112,19 @@ async def reach_file_by_file(
     threshold: int,
     timeout_s: float,
     progress: ProgressReporter | None,
+    environment_changed: bool,
 ) -> Reach | str:
     """The files the changes (``ctx.touched``) can reach, past those
     ``judged`` already, asked file by file now and, those with errors, as
     before the run. Returns them, or why they were not (the verdict then
     waits for the whole workspace)."""
     touched = ctx.touched
-    reach = await reach_of(source, touched)
+    if environment_changed:
+        return (
+            "what the change can reach is not known: the run changed the analyzers' "
+            "environment (an install), which may break any importer of what it installed"
+        )
+    reach = await reach_of(source, touched, environment_changed)
     if reach is None:
         return (
             "what the change can reach is not known (a changed file the analyzers "
@@ -182,7 +191,15 @@ async def judge_reach(
     if partial.stale or partial.unverified is not None:
         return "the changed files and their importers were not all judged"
     reach = await reach_file_by_file(
-        j.source, j.cold, ctx, judged, j.files, j.threshold, timeout_s, progress
+        j.source,
+        j.cold,
+        ctx,
+        judged,
+        j.files,
+        j.threshold,
+        timeout_s,
+        progress,
+        j.environment_changed,
     )
     if isinstance(reach, str):
         return reach

@@ -42,6 +42,7 @@ from typing import Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
 from rein.analysis.baselines import FileBaseline, carried
+from rein.analysis.closure import environment_changes
 from rein.analysis.cold_commands import texts_before_a_command
 from rein.analysis.cold_start import cold_source, corrected_baseline, importers_later
 from rein.analysis.command_ahead import BaselineAhead
@@ -124,6 +125,16 @@ class RunBaselines:
         #: A command ran since the changes were last validated (it may have
         #: changed the environment, out of sight: :mod:`rein.analysis.restored`).
         self.commanded = False
+        #: The source's count of environment changes when the baselines
+        #: were taken (:meth:`environment_changed`).
+        self._environment_mark = environment_changes(diagnostics)
+
+    def environment_changed(self) -> bool:
+        """The analyzers' environment changed since the baselines were
+        taken: the dependency gate installed, or the source saw its site
+        folders change (a command's ``pip install``). What a change can
+        reach is then not known, and the state before cannot be shown."""
+        return self.installed or environment_changes(self.diagnostics) > self._environment_mark
 
     @property
     def settling(self) -> SettlingDiagnostics | None:
@@ -145,6 +156,7 @@ class RunBaselines:
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
+        self._environment_mark = environment_changes(self.diagnostics)
         source = self.diagnostics
         deferred = isinstance(source, DeferredWorkspace) and source.workspace_deferred()
         self.snapshot.start(self._take_baseline(generation), deferred=deferred)
@@ -202,6 +214,7 @@ class RunBaselines:
         self.unvalidated = False
         self.installed = False
         self.commanded = False
+        self._environment_mark = environment_changes(self.diagnostics)
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
             # Importers opened for these changes are closed; opened again
@@ -346,6 +359,7 @@ class RunBaselines:
             self.files,
             threshold,
             self.settle_timeout_s,
+            self.environment_changed(),
         )
         self._before_run.update(found)
         self._after_change = bool(unknown)

@@ -385,6 +385,11 @@ class AnalyzerPool:
         suffix = Path(path).suffix
         return not self.skipped(path) and any(suffix in a.spec.extensions for a in self.analyzers)
 
+    def environment_changes(self) -> int:
+        """Changes to basedpyright's environment seen since the pool
+        started (:meth:`~rein.disk.python_environment.PythonEnvironment.changes`)."""
+        return self.python_env.changes()
+
     def why_not_covered(self, path: str) -> str | None:
         """Why no analyzer checks ``path``: its server was not found or did
         not start (:func:`~rein.disk.pool_status.why_not_covered`), or the

@@ -232,6 +232,8 @@ class PythonEnvironment:
         #: The roots as last worked out (:meth:`roots`); None: not known.
         self._roots: Roots | None = None
         self._roots_known = False
+        #: How many changes :meth:`changed` has found (:meth:`changes`).
+        self._changes = 0
         #: One look, change check or root reading at a time (worker threads).
         self._lock = threading.Lock()
 
@@ -276,12 +278,22 @@ class PythonEnvironment:
             return []
         self._stamp = self._state()
         self._roots_known = False
+        self._changes += 1
         now = dict(self._stamp)
         return [
             str(site)
             for site in self._sites
             if any(now.get(p) != before.get(p) for p in {*now, *before} if p.startswith(str(site)))
         ]
+
+    def changes(self) -> int:
+        """How many changes to the environment were seen since the first
+        look: those :meth:`changed` found, and one more while a change is
+        there that it has not found yet (a few ``stat`` calls, no lock: the
+        stamp is replaced whole)."""
+        stamp = self._stamp
+        pending = bool(stamp) and any(_mtime(Path(p)) != t for p, t in stamp)
+        return self._changes + pending
 
     def roots(self) -> Roots | None:
         """The folders in the workspace modules are imported from besides

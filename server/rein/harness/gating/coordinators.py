@@ -20,6 +20,7 @@ from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     DeferredWorkspace,
+    EnvironmentChanges,
     ExplainedCoverage,
     FileByFileCounterfactual,
     FileByFileDiagnostics,
@@ -202,6 +203,12 @@ class DiagnosticsCoordinator:
         editor's diagnostics) covers whatever it analyses."""
         inner = self.source
         return inner.covers(path) if isinstance(inner, CoveringDiagnostics) else True
+
+    def environment_changes(self) -> int:
+        """The inner source's count (see :class:`~rein.harness.gating.
+        gate_types.EnvironmentChanges`); 0 without one."""
+        inner = self.source
+        return inner.environment_changes() if isinstance(inner, EnvironmentChanges) else 0
 
     def why_not_covered(self, path: str) -> str | None:
         """The inner source's reason ``path`` is not covered, if it says."""

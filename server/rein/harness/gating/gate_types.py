@@ -21,6 +21,7 @@ __all__ = [
     "ClosingGate",
     "CoveringDiagnostics",
     "DeferredWorkspace",
+    "EnvironmentChanges",
     "FileByFileCounterfactual",
     "FileByFileDiagnostics",
     "Gate",
@@ -248,6 +249,21 @@ class ImporterClosure(Protocol):
     async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
         """``paths`` and every file whose analysis may depend on them; None
         when that cannot be known (a changed file is no source it scans)."""
+        ...
+
+
+@runtime_checkable
+class EnvironmentChanges(Protocol):
+    """A source that watches its analyzers' environment (the headless
+    pool: the site folders basedpyright imports from,
+    :mod:`rein.disk.python_environment`). A command's ``pip install -U``
+    there can break an unchanged importer of the package: after one, what
+    a run's changes can reach is not known, and the environment before the
+    run cannot be shown to the analyzers."""
+
+    def environment_changes(self) -> int:
+        """How many changes to the environment it has seen (a count: the
+        gate compares it with the one when its baselines were taken)."""
         ...
 
 
