@@ -190,6 +190,7 @@ class AnalyzerGate:
         b = self.baselines
         changed = self.dependencies.take_environment_changes() if self.dependencies else []
         b.installed = b.installed or bool(changed)
+        b.dependencies_installed = b.dependencies_installed or bool(changed)
         if changed and b.settling is not None:
             await b.settling.environment_changed(changed)
 

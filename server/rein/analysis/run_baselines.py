@@ -126,15 +126,19 @@ class RunBaselines:
         #: changed the environment, out of sight: :mod:`rein.analysis.restored`).
         self.commanded = False
         #: The source's count of environment changes when the baselines
-        #: were taken (:meth:`environment_changed`).
+        #: were taken, and whether the dependency gate installed since
+        #: (:meth:`environment_changed`; ``installed`` is also set by a
+        #: resume, where nothing is known to have changed).
         self._environment_mark = environment_changes(diagnostics)
+        self.dependencies_installed = False
 
     def environment_changed(self) -> bool:
         """The analyzers' environment changed since the baselines were
         taken: the dependency gate installed, or the source saw its site
         folders change (a command's ``pip install``). What a change can
         reach is then not known, and the state before cannot be shown."""
-        return self.installed or environment_changes(self.diagnostics) > self._environment_mark
+        grown = environment_changes(self.diagnostics) > self._environment_mark
+        return self.dependencies_installed or grown
 
     @property
     def settling(self) -> SettlingDiagnostics | None:
@@ -157,6 +161,7 @@ class RunBaselines:
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
         self._environment_mark = environment_changes(self.diagnostics)
+        self.dependencies_installed = False
         source = self.diagnostics
         deferred = isinstance(source, DeferredWorkspace) and source.workspace_deferred()
         self.snapshot.start(self._take_baseline(generation), deferred=deferred)
@@ -214,6 +219,7 @@ class RunBaselines:
         self.unvalidated = False
         self.installed = False
         self.commanded = False
+        self.dependencies_installed = False
         self._environment_mark = environment_changes(self.diagnostics)
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
