@@ -18,7 +18,8 @@ import time
 from collections.abc import Collection
 from dataclasses import replace
 
-from rein.harness.gating.gate_types import FileByFileDiagnostics, OpenFilesOnly, ProgressReporter
+from rein.analysis.reach_verdict import open_files_only
+from rein.harness.gating.gate_types import ProgressReporter
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import DiagnosticsSnapshot, DiagnosticsSource, SettlingDiagnostics
 
@@ -42,7 +43,7 @@ async def whole_snapshot(
     stale: str | None = None
     if isinstance(source, SettlingDiagnostics):
         await source.ensure_open(sorted(touched), importers=False)
-        asker = _open_files_only(source)
+        asker = open_files_only(source)
         if asker is not None:
             asked = sorted({*touched, *importers})
             fresh = await reported(
@@ -62,16 +63,3 @@ async def whole_snapshot(
     if stale is not None and not snap.stale:
         snap = replace(snap, stale=True, stale_reason=stale)
     return snap, settled
-
-
-def _open_files_only(source: DiagnosticsSource) -> FileByFileDiagnostics | None:
-    """``source`` when its analyzers check the open files only and can be
-    asked file by file."""
-    if (
-        isinstance(source, OpenFilesOnly)
-        and source.analyses_open_files_only()
-        and isinstance(source, FileByFileDiagnostics)
-        and source.answers_per_file()
-    ):
-        return source
-    return None

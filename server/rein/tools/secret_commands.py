@@ -356,10 +356,7 @@ class _Check:
 
     def path(self, path: str) -> Found | None:
         """The secret the workspace-relative ``path`` (maybe a glob) names."""
-        glob = self.rules.matched_by(path)
-        if glob is not None:
-            return path, glob
-        found = self.behind(path)
+        found = self.named(path)
         if found is not None:
             return found
         if _GLOB.search(path):
@@ -512,13 +509,18 @@ class _Check:
                         matched.append(posixpath.join(folder, name))
             current = matched
         for path in current:
-            glob = self.rules.matched_by(path)
-            if glob is not None:
-                return path, glob
-            found = self.behind(path)
+            found = self.named(path)
             if found is not None:
                 return found
         return None
+
+    def named(self, path: str) -> Found | None:
+        """The secret ``path`` (no glob) is by its name, or by where its
+        links lead (:meth:`behind`)."""
+        glob = self.rules.matched_by(path)
+        if glob is not None:
+            return path, glob
+        return self.behind(path)
 
 
 def named_in_command(command: str, secret_files: SecretFiles, root: str) -> Found | None:
