@@ -581,10 +581,13 @@ async def test_a_session_loads_only_in_its_own_folder(
 
 
 async def test_a_follow_up_runs_after_the_prompt_it_was_queued_on(
-    connect: Callable[..., Any],
+    connect: Callable[..., Any], mock_server: MockServer
 ) -> None:
     client = FakeAcpClient(permissions=["reject_once"], held=["session/request_permission"])
-    async with connect(client=client) as c:
+    # Asked about, so the held question keeps the run at its tool call (as
+    # test_steer_reaches_the_running_prompt).
+    config = config_for(mock_server, approval={"command": "ask"})
+    async with connect(client=client, config=config) as c:
         c.server.load(
             [
                 RUN_TRUE,
@@ -626,10 +629,13 @@ async def test_session_list_pages_newest_first(
 
 
 async def test_a_mode_chosen_during_a_prompt_applies_to_the_next(
-    connect: Callable[..., Any],
+    connect: Callable[..., Any], mock_server: MockServer
 ) -> None:
     client = FakeAcpClient(permissions=["reject_once"], held=["session/request_permission"])
-    async with connect(client=client) as c:
+    # Asked about, so the held question keeps the run at its tool call (as
+    # test_steer_reaches_the_running_prompt).
+    config = config_for(mock_server, approval={"command": "ask"})
+    async with connect(client=client, config=config) as c:
         c.server.load(
             [
                 {**RUN_TRUE, "expect": {"tools_include": ["edit_file"]}},

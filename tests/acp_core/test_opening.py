@@ -18,7 +18,7 @@ from acp import RequestError, helpers
 from rein.harness.conversation.transcripts import INTERRUPTED
 from rein.store import SqliteStore
 from rein.store.memory_keys import EXECUTOR_MEMORY, MAIN_MEMORY, PLANNER_MEMORY
-from tests.acp_core.conftest import connected
+from tests.acp_core.conftest import config_for, connected
 from tests.acp_core.test_agent import READ_THEN_ANSWER, RUN_TRUE
 from tests.fakes.acp_client import FakeAcpClient
 from tests.fakes.models import complete_turn, plan_turn
@@ -121,7 +121,13 @@ async def test_a_fork_of_a_running_session_starts_from_its_last_step(
     workspace: Path, tmp_path: Path, mock_server: Any
 ) -> None:
     client = FakeAcpClient(permissions=["reject_once"], held=["session/request_permission"])
-    async with connected(workspace, tmp_path / "store", mock_server, client=client) as c:
+    # The command is asked about (approval.command "ask"; sandboxed, the
+    # default, it would run unasked and the source's next model turn would
+    # race the fork's for the script's second turn) and the held question
+    # keeps the source at its tool call.
+    config = config_for(mock_server, approval={"command": "ask"})
+    store = tmp_path / "store"
+    async with connected(workspace, store, mock_server, client=client, config=config) as c:
         c.server.load(
             [
                 RUN_TRUE,
@@ -131,6 +137,7 @@ async def test_a_fork_of_a_running_session_starts_from_its_last_step(
         )
         source = await c.new()
         running = await c.prompt_to_its_tool_call(source)
+        await client.wait_for_call("session/request_permission")
         forked = await c.conn.fork_session(cwd=str(workspace), session_id=source)
         answer = await c.conn.prompt(
             session_id=forked.session_id, prompt=[helpers.text_block("the fork's question")]
