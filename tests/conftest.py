@@ -82,3 +82,10 @@ def _private_user_data(tmp_path_factory: pytest.TempPathFactory) -> None:
     if (real / ".gitconfig").is_file():
         shutil.copyfile(real / ".gitconfig", home / ".gitconfig")
     os.environ["HOME"] = str(home)
+    # The tests gate of every `rein serve`, `rein run` and `rein acp` a test
+    # starts runs its tiny project's pytest with this interpreter, whose
+    # entry-point plugins (pytest-lsp's lsprotocol, hypothesis, anyio,
+    # xdist...) take about 2 s of CPU per pytest run, against 0.2 s bare;
+    # the tiny projects use none of them (the gate names xdist itself with
+    # `-p xdist`). A test about plugins sets up its own.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

@@ -24,6 +24,10 @@ def pytest_collection_finish(session):
 """
 
 
+def _without_autoload_off(env: os._Environ[str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+
+
 def _collect(tmp: Path, *paths: str) -> list[tuple[str, bool]]:
     """The collected tests in run order, each with whether it is marked
     ``e2e``: one collection-only pass of a real pytest over ``paths``."""
@@ -33,7 +37,10 @@ def _collect(tmp: Path, *paths: str) -> list[tuple[str, bool]]:
     out = subprocess.run(
         [*command, "-p", "rein_suite_shape", *paths],
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": pythonpath},
+        # This suite's own plugins (pytest-asyncio's mode, pytest-lsp) are
+        # what the collecting pytest must load (tests/conftest.py turns
+        # their autoload off for the servers' children).
+        env={**_without_autoload_off(os.environ), "PYTHONPATH": pythonpath},
         capture_output=True,
         text=True,
         timeout=300,
