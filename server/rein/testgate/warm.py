@@ -96,6 +96,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rein.harness.process_ports import SandboxedStart
+from rein.testgate.warm_plugins import PLUGINS_SOURCE
 from rein.testgate.warm_scripts import CLIENT_SOURCE, SERVER_SOURCE
 
 __all__ = ["HUNG", "STALE", "ProcessLauncher", "WarmClient", "WarmPytest"]
@@ -243,6 +244,7 @@ class WarmPytest:
         folder = Path(tempfile.mkdtemp(prefix="rein-warm-pytest-"))
         (folder / "server.py").write_text(SERVER_SOURCE, encoding="utf-8")
         (folder / "client.py").write_text(CLIENT_SOURCE, encoding="utf-8")
+        (folder / "_rein_plugins.py").write_text(PLUGINS_SOURCE, encoding="utf-8")
         self._folder = folder
         self._under = self.launcher.under()
         self._task = asyncio.get_running_loop().create_task(self._launch(folder, old))

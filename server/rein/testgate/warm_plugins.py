@@ -1,0 +1,337 @@
+"""The warm pytest's second kind of kept process: one per set of
+entry-point plugins (``pytest11``), a fork of the first that has imported
+them, as a run's pytest would, once (:mod:`rein.testgate.warm` says what
+the first does; this script, ``_rein_plugins.py``, is written beside its
+``server.py``, which imports it).
+
+* A run the first kept process forks for a working folder and
+  ``PYTHONPATH`` with no plugin process records, as its pytest loads its
+  entry points, which it loads (distribution, name, value), with which
+  ``sys.path``, folder and environment: a file in the kept process's
+  folder (``plugins-<key>.json``), and the key on a pipe the first kept
+  process reads.
+* The first kept process then forks a plugin process for it: that process
+  takes the run's environment, folder and ``sys.path``, and imports the
+  plugins in the recorded order through an assertion-rewriting hook of
+  pytest's own (rewritten as a run's would be, none reported "already
+  imported"), recording every top-level name the import system was asked
+  for (found or not), every environment variable read (``os.environ``) and
+  every warning. A warning, a module it imported from a project folder
+  (a folder on ``sys.path`` that is not the interpreter's own), or a name
+  asked for that a project folder provides: no plugin process (it ends).
+  Else it listens on its own socket (``z-<key>``).
+* A later run for the same folder and ``PYTHONPATH`` goes to it (the first
+  kept process's handler hands the client's descriptors over); its pytest,
+  once it has read its ini file, ``PYTEST_ADDOPTS`` and its arguments and
+  set ``sys.path`` (``_configure_python_path``), before it imports any
+  plugin, checks that the plugins it would load are exactly those imported
+  (the same distributions, names and values, nothing blocked by ``-p no:``,
+  autoload on, no ``-p NAME``), that the folder, ``sys.path``, every
+  variable read at the import, the interpreter's folders' times and the
+  project folders' distribution metadata are the import's, that no name
+  the import asked for is in a project folder now, and that the
+  assertion rewriting and the warnings capture are as at the import. Any
+  difference: that child ends before doing anything else and the run is
+  handed back to the first kept process (a plain fork, as without this
+  module), which records again.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PLUGINS_SOURCE"]
+
+PLUGINS_SOURCE = r'''"""Written by Rein's tests gate: kept processes with a run's plugins imported."""
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import os
+import sys
+import warnings
+
+#: How many plugin processes the first kept process keeps at most.
+MAX_KEPT = 4
+#: A pytest child of a plugin process writes this to its handler before it
+#: ends when the run is not the plugin process's: the run goes plain.
+REDO = b"P"
+
+#: The tests gate's own plugins' names (``-p rein_testgate_report``...).
+GATES = "rein_testgate_"
+#: In a plugin process: what its import was (None in the first one).
+KEPT = None
+
+
+def key(cwd, env):
+    text = cwd + "\0" + env.get("PYTHONPATH", "")
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+def socket_path(folder, name):
+    return os.path.join(folder, "z-" + name)
+
+
+def spec_path(folder, name):
+    return os.path.join(folder, "plugins-" + name + ".json")
+
+
+def _dist_path(dist):
+    return str(getattr(dist, "_path", ""))
+
+
+def _to_load(pluginmanager, blocked=()):
+    # The entry points pytest's load_setuptools_entrypoints("pytest11") loads, in order.
+    found = []
+    for dist in list(importlib.metadata.distributions()):
+        for ep in dist.entry_points:
+            if ep.group != "pytest11" or pluginmanager.has_plugin(ep.name):
+                continue
+            if pluginmanager.is_blocked(ep.name) or ep.name in blocked:
+                continue
+            found.append([_dist_path(dist), ep.name, ep.value])
+    return found
+
+
+def _listing(folder):
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _metadata(folders):
+    # The project folders' distribution metadata, as file names, sizes and times.
+    seen = []
+    for folder in folders:
+        for entry in sorted(_listing(folder)):
+            if not entry.endswith((".dist-info", ".egg-info")):
+                continue
+            where = os.path.join(folder, entry)
+            files = sorted(_listing(where)) if os.path.isdir(where) else [""]
+            for name in files:
+                try:
+                    st = os.stat(os.path.join(where, name))
+                except OSError:
+                    continue
+                seen.append([where, name, st.st_size, st.st_mtime_ns])
+    return seen
+
+
+def _times(folders):
+    found = []
+    for folder in folders:
+        try:
+            found.append([folder, os.stat(folder).st_mtime_ns])
+        except OSError:
+            found.append([folder, None])
+    return found
+
+
+def _provided(folders, names):
+    # A name asked for that a project folder provides (or may: any entry of that stem).
+    for folder in folders:
+        for entry in _listing(folder):
+            if entry.split(".")[0] in names:
+                return entry
+    return None
+
+
+# -- in a pytest child -------------------------------------------------------
+
+
+def in_run(record_to, wake, redo):
+    """Before pytest starts in a fork: record the entry points it loads
+    (``record_to``: the spec file, ``wake`` the pipe), or check the run is
+    this plugin process's (``redo``: the pipe to the handler)."""
+    from _pytest.config import Config, PytestPluginManager
+
+    if KEPT is not None:
+        configure = Config._configure_python_path
+
+        def checked(config):  # the run's own configuration only, not a test's pytest.main
+            Config._configure_python_path = configure
+            configure(config)
+            why = _differs(config)
+            if why is not None:
+                os.write(redo, REDO + why.encode("utf-8", "replace")[:300])
+                os._exit(0)
+            os.close(redo)
+
+        Config._configure_python_path = checked
+        return
+    if record_to is None:
+        return
+    load = PytestPluginManager.load_setuptools_entrypoints
+
+    def recorded(self, group, name=None):
+        if group != "pytest11" or name is not None:
+            return load(self, group, name)
+        PytestPluginManager.load_setuptools_entrypoints = load
+        eps = _to_load(self)
+        path, cwd, env = list(sys.path), os.getcwd(), dict(os.environ)
+        count = load(self, group, name)
+        if eps:
+            _write_spec(record_to, wake, {"eps": eps, "path": path, "cwd": cwd, "env": env})
+        return count
+
+    PytestPluginManager.load_setuptools_entrypoints = recorded
+
+
+def _write_spec(where, wake, spec):
+    try:
+        with open(where + ".tmp", "w", encoding="utf-8") as out:
+            json.dump(spec, out)
+        os.replace(where + ".tmp", where)
+        os.write(wake, os.path.basename(where).encode() + b"\n")
+    except OSError:
+        pass
+
+
+def _warnings_on(config):
+    # As pytest's Config.parse decides whether it captures the plugins' import warnings.
+    on = config.pluginmanager.hasplugin("warnings")
+    for plugin in config.known_args_namespace.plugins:
+        plugin = plugin.strip()
+        if plugin == "no:warnings":
+            on = False
+        elif plugin == "warnings":
+            on = True
+    return on
+
+
+def _differs(config):
+    # Why this run is not the one this process imported the plugins for (None: it is).
+    kept = KEPT
+    ns = config.known_args_namespace
+    if ns.disable_plugin_autoload or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return "plugin autoload is off"
+    blocked = set()
+    names = {ep[1] for ep in kept["eps"]}
+    for plugin in (p.strip() for p in ns.plugins):
+        if plugin.startswith(GATES) and plugin not in names:
+            # The gate's own (its report...): imported before the entry
+            # points in a cold run, after them here; they import the
+            # standard library and pytest only, and read their variables.
+            continue
+        if not plugin.startswith("no:"):
+            return "a -p plugin (imported before the entry points)"
+        name = plugin[3:]
+        blocked.update((name, "pytest_" + name))
+        if name == "cacheprovider":
+            blocked.update(("stepwise", "pytest_stepwise"))
+    if not _warnings_on(config):
+        return "-p no:warnings"
+    if getattr(ns, "assertmode", "plain") != "rewrite":
+        return "another assertion mode"
+    if config.getini("python_files") != kept["python_files"]:
+        return "another python_files"
+    if config.getini("enable_assertion_pass_hook") != kept["pass_hook"]:
+        return "another enable_assertion_pass_hook"
+    if os.getcwd() != kept["cwd"] or sys.path != kept["path"]:
+        return "another folder or sys.path"
+    for name, value in kept["read"].items():
+        if os.environ.get(name) != value:
+            return "another environment"
+    if kept["read_all"] and dict(os.environ) != kept["env"]:
+        return "another environment"
+    if _times(kept["base"]) != kept["times"]:
+        return "the interpreter's folders changed"
+    if _metadata(kept["project"]) != kept["metadata"]:
+        return "the project's distribution metadata changed"
+    if _provided(kept["project"], kept["names"]) is not None:
+        return "a project folder provides a name the plugins import"
+    if _to_load(config.pluginmanager, blocked) != kept["eps"]:
+        return "another set of plugins"
+    return None
+
+
+# -- the plugin process --------------------------------------------------------
+
+
+class _Asked:
+    # A finder first on sys.meta_path that finds nothing and records what it is asked for.
+    def __init__(self):
+        self.names = set()
+
+    def find_spec(self, fullname, path=None, target=None):
+        self.names.add(fullname.partition(".")[0])
+        return None
+
+
+def build(spec, base, get_config):
+    """In a fork of the first kept process: import the spec's plugins as a
+    run's pytest would; None and why when this process must not serve."""
+    global KEPT
+    from _pytest.assertion import install_importhook
+
+    os.environ.clear()
+    os.environ.update(spec["env"])
+    os.chdir(spec["cwd"])
+    sys.path[:] = spec["path"]
+    sys.dont_write_bytecode = bool(spec["env"].get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = spec["env"].get("PYTHONPYCACHEPREFIX") or None
+    project = [p for p in spec["path"] if p not in base]
+    base = [p for p in spec["path"] if p in base]
+    config = get_config([])
+    hook = install_importhook(config)  # as a run's Config._consider_importhook
+    config._mark_plugins_for_rewrite(hook, False)
+    asked = _Asked()
+    before = set(sys.modules)
+    read, read_all = {}, [False]
+    environ_class = type(os.environ)
+
+    class Reading(environ_class):
+        def __getitem__(self, name):
+            read.setdefault(name, None)
+            return super().__getitem__(name)
+
+        def __iter__(self):
+            read_all[0] = True
+            return super().__iter__()
+
+    wanted = [tuple(ep) for ep in spec["eps"]]
+    sys.meta_path.insert(0, asked)
+    os.environ.__class__ = Reading
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded = []
+            for dist in list(importlib.metadata.distributions()):
+                for ep in dist.entry_points:
+                    if ep.group == "pytest11" and (_dist_path(dist), ep.name, ep.value) in wanted:
+                        ep.load()
+                        loaded.append((_dist_path(dist), ep.name, ep.value))
+    except Exception as exc:
+        return "the plugins' import failed (%s)" % type(exc).__name__
+    finally:
+        os.environ.__class__ = environ_class
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not asked and f is not hook]
+    if loaded != wanted:
+        return "not every plugin was found"
+    if caught:
+        return "a plugin's import warned"
+    for name in set(sys.modules) - before:
+        origin = getattr(sys.modules[name], "__file__", None) or ""
+        if any(origin.startswith(folder.rstrip(os.sep) + os.sep) for folder in project if folder):
+            return "a plugin imported a module from a project folder"
+    if _provided(project, asked.names) is not None:
+        return "a project folder provides a name the plugins import"
+    for folder in project:
+        sys.path_importer_cache.pop(folder, None)
+    importlib.invalidate_caches()
+    KEPT = {
+        "eps": [list(ep) for ep in wanted],
+        "path": list(spec["path"]),
+        "cwd": spec["cwd"],
+        "env": dict(spec["env"]),
+        "read": {name: spec["env"].get(name) for name in read},
+        "read_all": read_all[0],
+        "base": base,
+        "times": _times(base),
+        "project": project,
+        "metadata": _metadata(project),
+        "names": asked.names,
+        "python_files": hook.fnpats,
+        "pass_hook": config.getini("enable_assertion_pass_hook"),
+    }
+    return None
+'''
