@@ -130,6 +130,7 @@ gc.freeze()
 # (setsid, a daemon's double fork) comes back to it when its parent ends,
 # and is killed before the handler answers (this sandbox outlives the run).
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 #: How long a handler hunts what its run left (and what that starts meanwhile).
 _HUNT_S = 5.0
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -462,9 +463,16 @@ def _spawn(line):
         pass
     if len(_KEPT) >= _rein_plugins.MAX_KEPT:
         return
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
         try:
+            # It ends with this process, and does not hold its output (the gate waits for its end).
+            if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+                os._exit(0)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
             os.close(_WAKE[0])
             why = _rein_plugins.build(spec, set(_BASE), _GET_CONFIG)
             if why is not None:  # why there is none, for whoever looks

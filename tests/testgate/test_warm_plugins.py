@@ -1,0 +1,227 @@
+"""The warm pytest keeps a second process per set of entry-point plugins
+(:mod:`rein.testgate.warm_plugins`): a run whose pytest would load the
+plugins that process imported forks from it, with the plugin imported
+once; a run whose configuration loads another set (its ini's ``-p no:``,
+autoload off) runs in a plain fork that never imported the plugin; the
+outcomes are a cold run's.
+
+The interpreter is a small virtual environment of its own: pytest and its
+dependencies (linked from this one's) and one plugin distribution,
+``countplug`` (a ``.dist-info`` with a ``pytest11`` entry point), whose
+import writes its process id to a file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rein.process.kept import KeptProcessLauncher
+from rein.process.runner import SubprocessRunner
+from rein.testgate.runner import RunnerSpec, TestRun, run_tests
+from rein.testgate.shadow import Shadow, build_shadow
+from rein.testgate.warm import WarmPytest
+from tests.testgate.projects import project
+
+# The plugin: its import is counted; its assert is rewritten as a plugin's.
+PLUGIN = (
+    "import os\n\n"
+    "with open(os.environ['COUNT_OUT'], 'a') as out:\n"
+    "    out.write(f'{os.getpid()}\\n')\n\n\n"
+    "def check(value):\n"
+    "    assert value == 1\n\n\n"
+    "def pytest_configure(config):\n"
+    "    config.countplug = True\n"
+)
+ENTRY_POINTS = "[pytest11]\ncountplug = countplug\n"
+# What each run's pytest saw, written by the project's conftest.py.
+CONFTEST = (
+    "import json\nimport os\nimport sys\n\n\n"
+    "def pytest_sessionstart(session):\n"
+    "    config = session.config\n"
+    "    row = {\n"
+    "        'imported': 'countplug' in sys.modules,\n"
+    "        'registered': config.pluginmanager.get_plugin('countplug') is not None,\n"
+    "        'configured': getattr(config, 'countplug', False),\n"
+    "    }\n"
+    "    with open(os.environ['SEEN_OUT'], 'a') as out:\n"
+    "        out.write(json.dumps(row) + '\\n')\n"
+)
+TESTS = (
+    "def test_one():\n    assert 1 + 1 == 2\n\n\n"
+    "def test_the_plugins_assert():\n"
+    "    import countplug\n\n"
+    "    countplug.check(2)\n"
+)
+TARGETS = ["tests/test_it.py"]
+
+
+@pytest.fixture(scope="module")
+def python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A virtual environment's interpreter: pytest and its dependencies
+    (links to this interpreter's), and the ``countplug`` distribution."""
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
+    here = Path(sysconfig.get_paths()["purelib"])
+    for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py.py"):
+        if (here / name).exists():
+            (site / name).symlink_to(here / name)
+    (site / "countplug.py").write_text(PLUGIN, encoding="utf-8")
+    info = site / "countplug-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: countplug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+    # Its files: pytest rewrites the asserts of a plugin distribution's modules.
+    (info / "RECORD").write_text("countplug.py,,\ncountplug-1.0.dist-info/RECORD,,\n")
+    return str(venv / "bin" / "python")
+
+
+@dataclass
+class Runs:
+    warm: WarmPytest
+    shadow: Shadow
+    python: str
+    counted: Path
+    seen: Path
+
+    async def run(self, *, cold: bool = False) -> TestRun:
+        client = None if cold else self.warm.client()
+        assert cold or client is not None
+        return await run_tests(
+            SubprocessRunner(str(self.shadow.root)),
+            RunnerSpec(python=self.python),
+            self.shadow,
+            TARGETS,
+            60,
+            warm=client,
+        )
+
+    def imports(self) -> list[str]:
+        """The processes that imported the plugin."""
+        return self.counted.read_text().split() if self.counted.exists() else []
+
+    def why(self) -> list[str]:
+        """Why the plugin processes' last runs were handed back (their notes)."""
+        client = self.warm.client()
+        assert client is not None
+        folder = Path(client.folder)
+        return [p.read_text() for p in sorted(folder.glob("z-*.why"))]
+
+    def rows(self) -> list[dict[str, bool]]:
+        return [json.loads(line) for line in self.seen.read_text().splitlines()]
+
+    async def plugin_process(self) -> None:
+        """Until the kept process has a plugin process listening (or 60 s)."""
+        folder = self.warm.client()
+        assert folder is not None
+        for _ in range(1200):
+            if any(
+                name.startswith("z-") and "." not in name for name in os.listdir(folder.folder)
+            ):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no plugin process: {os.listdir(folder.folder)}")
+
+
+@pytest.fixture
+async def runs(
+    python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Runs]:
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # the plugins load, as by default
+    counted, seen = tmp_path / "counted.txt", tmp_path / "seen.jsonl"
+    monkeypatch.setenv("COUNT_OUT", str(counted))
+    monkeypatch.setenv("SEEN_OUT", str(seen))
+    root = project(
+        tmp_path / "proj",
+        {"pytest.ini": "[pytest]\n", "conftest.py": CONFTEST, "tests/test_it.py": TESTS},
+    )
+    shadow = build_shadow(root, {})
+    warm = WarmPytest(python, KeptProcessLauncher())
+    warm.start()
+    try:
+        assert await warm.wait_ready(60)
+        yield Runs(warm, shadow, python, counted, seen)
+    finally:
+        await warm.close()
+        shadow.remove()
+
+
+def outcomes(done: TestRun) -> list[tuple[str, str]]:
+    assert (done.unverified, done.cold) == (None, None)
+    return [(r.node_id, r.outcome) for r in done.results]
+
+
+def failure(done: TestRun) -> str:
+    (failed,) = done.failing
+    return failed.message
+
+
+EXPECTED = [
+    ("tests/test_it.py::test_one", "passed"),
+    ("tests/test_it.py::test_the_plugins_assert", "failed"),
+]
+LOADED = {"imported": True, "registered": True, "configured": True}
+NOT_LOADED = {"imported": False, "registered": False, "configured": False}
+
+
+async def test_the_plugin_is_imported_once_not_in_each_fork_and_runs_read_as_cold_ones(
+    runs: Runs,
+) -> None:
+    first = await runs.run()  # a plain fork: it records the plugins its pytest loads
+    await runs.plugin_process()
+    later = [await runs.run() for _ in range(3)]
+    cold = await runs.run(cold=True)
+
+    assert runs.why() == []  # no run handed back
+    # The first run's fork, the plugin process, the cold run: not the three later runs.
+    assert len(runs.imports()) == 3
+    assert runs.imports()[0] != runs.imports()[1]
+    for done in (first, *later, cold):
+        assert outcomes(done) == EXPECTED
+    # Each run's pytest registered and configured the plugin, as the cold one.
+    assert runs.rows() == [LOADED] * 5
+    # The plugin's assert was rewritten as pytest rewrites a plugin's.
+    assert "assert 2 == 1" in failure(cold)
+    assert {failure(done) for done in (first, *later)} == {failure(cold)}
+
+
+@pytest.mark.parametrize(
+    ("other", "why"),
+    [
+        pytest.param("ini", "another set of plugins", id="its-ini-blocks-the-plugin"),
+        pytest.param("autoload", "plugin autoload is off", id="plugin-autoload-off"),
+    ],
+)
+async def test_a_run_that_loads_another_set_runs_plain_and_never_sees_the_plugin(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch, other: str, why: str
+) -> None:
+    await runs.run()
+    await runs.plugin_process()
+    if other == "ini":  # the run's pytest reads it: the gate cannot tell
+        ini = runs.shadow.root / "pytest.ini"
+        ini.unlink()
+        ini.write_text("[pytest]\naddopts = -p no:countplug\n", encoding="utf-8")
+    else:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    plain = await runs.run()
+    cold = await runs.run(cold=True)
+
+    assert outcomes(plain) == outcomes(cold) == [
+        ("tests/test_it.py::test_one", "passed"),
+        ("tests/test_it.py::test_the_plugins_assert", "failed"),
+    ]
+    # Neither imported the plugin before its tests (the test imports it itself).
+    assert runs.rows()[1:] == [NOT_LOADED, NOT_LOADED]
+    assert failure(plain) == failure(cold)
+    # The run went to the plugin process, whose fork stopped before any
+    # plugin or test and handed it back, with why.
+    assert runs.why() == [why]
