@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import sysconfig
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,18 +124,14 @@ class Runs:
         folder = self.warm.client()
         assert folder is not None
         for _ in range(1200):
-            if any(
-                name.startswith("z-") and "." not in name for name in os.listdir(folder.folder)
-            ):
+            if any(name.startswith("z-") and "." not in name for name in os.listdir(folder.folder)):
                 return
             await asyncio.sleep(0.05)
         raise AssertionError(f"no plugin process: {os.listdir(folder.folder)}")
 
 
 @pytest.fixture
-async def runs(
-    python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Runs]:
+async def runs(python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Runs]:
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # the plugins load, as by default
     counted, seen = tmp_path / "counted.txt", tmp_path / "seen.jsonl"
     monkeypatch.setenv("COUNT_OUT", str(counted))
@@ -215,10 +211,14 @@ async def test_a_run_that_loads_another_set_runs_plain_and_never_sees_the_plugin
     plain = await runs.run()
     cold = await runs.run(cold=True)
 
-    assert outcomes(plain) == outcomes(cold) == [
-        ("tests/test_it.py::test_one", "passed"),
-        ("tests/test_it.py::test_the_plugins_assert", "failed"),
-    ]
+    assert (
+        outcomes(plain)
+        == outcomes(cold)
+        == [
+            ("tests/test_it.py::test_one", "passed"),
+            ("tests/test_it.py::test_the_plugins_assert", "failed"),
+        ]
+    )
     # Neither imported the plugin before its tests (the test imports it itself).
     assert runs.rows()[1:] == [NOT_LOADED, NOT_LOADED]
     assert failure(plain) == failure(cold)

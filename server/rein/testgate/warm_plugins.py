@@ -41,11 +41,15 @@ from __future__ import annotations
 __all__ = ["PLUGINS_SOURCE"]
 
 PLUGINS_SOURCE = r'''"""Written by Rein's tests gate: kept processes with a run's plugins imported."""
+import ctypes
 import hashlib
 import importlib
 import importlib.metadata
 import json
 import os
+import signal
+import socket
+import struct
 import sys
 import warnings
 
@@ -333,5 +337,88 @@ def build(spec, base, get_config):
         "python_files": hook.fnpats,
         "pass_hook": config.getini("enable_assertion_pass_hook"),
     }
+    return None
+
+# -- in the first kept process and its handlers ----------------------------------
+
+#: The plugin processes (by key) and the sets tried (built once each).
+_KEPT = {}
+_TRIED = set()
+_PR_SET_PDEATHSIG = 1
+
+
+def spawn(line, folder, wake, start):
+    """A run recorded the plugins it loads (``line`` names its file): a
+    plugin process for them (once per set; one per folder and PYTHONPATH,
+    the last recorded), a fork that runs ``start(spec, socket)``."""
+    where = os.path.join(folder, os.fsdecode(line.strip()))
+    name = os.path.basename(where)[len("plugins-") : -len(".json")]
+    try:
+        with open(where, encoding="utf-8") as handle:
+            spec = json.load(handle)
+        tried = json.dumps([spec["eps"], spec["path"], spec["cwd"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if tried in _TRIED:
+        return
+    _TRIED.add(tried)
+    old = _KEPT.pop(name, None)
+    if old is not None:
+        try:
+            os.kill(old, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        os.unlink(socket_path(folder, name))
+    except OSError:
+        pass
+    if len(_KEPT) >= MAX_KEPT:
+        return
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            # It ends with this process, and does not hold its output (the gate waits for its end).
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+                os._exit(0)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+            os.close(wake)
+            start(spec, socket_path(folder, name))
+        finally:
+            os._exit(0)
+    _KEPT[name] = pid
+
+
+def hand_over(path, hop, raw, fds):
+    """Hand a request, the client's descriptors and its connection (last)
+    to another kept process: True once it has taken them."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
+            other.settimeout(10)
+            other.connect(path)
+            body = hop.encode() + b":" + raw
+            message = struct.pack("!I", len(body)) + body
+            sent = socket.send_fds(other, [message], fds)
+            if sent < len(message):
+                other.sendall(message[sent:])
+            return other.recv(1) == b"T"
+    except OSError:
+        return False
+
+
+def redone(fd):
+    """Why a plugin process's pytest child handed its run back (``fd``:
+    its pipe), None when it did not."""
+    os.set_blocking(fd, False)
+    try:
+        said = os.read(fd, 400)
+    except BlockingIOError:
+        said = b""
+    os.close(fd)
+    if said[:1] == REDO:
+        return said[1:].decode("utf-8", "replace")
     return None
 '''

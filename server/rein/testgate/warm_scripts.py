@@ -22,7 +22,6 @@ import gc
 import hmac
 import importlib
 import importlib.util
-import json
 import os
 import pathlib
 import select
@@ -130,7 +129,6 @@ gc.freeze()
 # (setsid, a daemon's double fork) comes back to it when its parent ends,
 # and is killed before the handler answers (this sandbox outlives the run).
 _PR_SET_CHILD_SUBREAPER = 36
-_PR_SET_PDEATHSIG = 1
 #: How long a handler hunts what its run left (and what that starts meanwhile).
 _HUNT_S = 5.0
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -360,7 +358,7 @@ def _handle(conn, token):
     name = _rein_plugins.key(request["cwd"], request["env"])
     kept = _rein_plugins.socket_path(_FOLDER, name)
     if _rein_plugins.KEPT is None and not request["hop"] and os.path.exists(kept):
-        if _hand_over(kept, "via", request["raw"], [*fds, conn.fileno()]):
+        if _rein_plugins.hand_over(kept, "via", request["raw"], [*fds, conn.fileno()]):
             return  # the plugin process runs it
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
@@ -396,95 +394,16 @@ def _handle(conn, token):
     # all gone: no answer; the gate stops this process and its sandbox.
     if not _end_all():
         return
-    why = _redone(redo[0]) if redo[0] is not None else None
+    why = _rein_plugins.redone(redo[0]) if redo[0] is not None else None
     if why is not None:
         # Not this plugin process's run (its pytest stopped before any
         # plugin or test): the first kept process runs it, plain.
         with open(kept + ".why", "w") as out:  # the last run's why, for whoever looks
             out.write(why)
-        if not _hand_over(_MAIN, "plain", request["raw"], [0, 1, 2, conn.fileno()]):
+        if not _rein_plugins.hand_over(_MAIN, "plain", request["raw"], [0, 1, 2, conn.fileno()]):
             _refuse(conn, "its plugins are not the run's, and the plain process did not take it")
         return
     conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
-
-
-def _redone(fd):
-    os.set_blocking(fd, False)
-    try:
-        said = os.read(fd, 400)
-    except BlockingIOError:
-        said = b""
-    os.close(fd)
-    if said[:1] == _rein_plugins.REDO:
-        return said[1:].decode("utf-8", "replace")
-    return None
-
-
-def _hand_over(path, hop, raw, fds):
-    # Hand a request, the client's descriptors and its connection to another
-    # kept process (True once it has taken them).
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
-            other.settimeout(10)
-            other.connect(path)
-            body = hop.encode() + b":" + raw
-            message = struct.pack("!I", len(body)) + body
-            sent = socket.send_fds(other, [message], fds)
-            if sent < len(message):
-                other.sendall(message[sent:])
-            return other.recv(1) == b"T"
-    except OSError:
-        return False
-
-
-def _spawn(line):
-    # A run recorded the plugins it loads: a plugin process for them (once
-    # per set; one per folder and PYTHONPATH, the last recorded).
-    where = os.path.join(_FOLDER, os.fsdecode(line.strip()))
-    name = os.path.basename(where)[len("plugins-") : -len(".json")]
-    try:
-        with open(where, encoding="utf-8") as handle:
-            spec = json.load(handle)
-        tried = json.dumps([spec["eps"], spec["path"], spec["cwd"]])
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-    if tried in _TRIED:
-        return
-    _TRIED.add(tried)
-    old = _KEPT.pop(name, None)
-    if old is not None:
-        try:
-            os.kill(old, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    try:
-        os.unlink(_rein_plugins.socket_path(_FOLDER, name))
-    except OSError:
-        pass
-    if len(_KEPT) >= _rein_plugins.MAX_KEPT:
-        return
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            # It ends with this process, and does not hold its output (the gate waits for its end).
-            if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
-                os._exit(0)
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
-            os.close(null)
-            os.close(_WAKE[0])
-            why = _rein_plugins.build(spec, set(_BASE), _GET_CONFIG)
-            if why is not None:  # why there is none, for whoever looks
-                with open(_rein_plugins.socket_path(_FOLDER, name) + ".why", "w") as out:
-                    out.write(why)
-            else:
-                gc.collect()
-                gc.freeze()
-                _serve(_rein_plugins.socket_path(_FOLDER, name), None)
-        finally:
-            os._exit(0)
-    _KEPT[name] = pid
 
 
 def _serve(path, ready):
@@ -506,7 +425,7 @@ def _serve(path, ready):
             return  # Rein is gone
         if _WAKE[0] in readable:
             for line in os.read(_WAKE[0], 4096).splitlines():
-                _spawn(line)
+                _rein_plugins.spawn(line, _FOLDER, _WAKE[0], _plugin_process)
         if server in readable:
             conn, _ = server.accept()
             if os.fork() == 0:
@@ -516,6 +435,18 @@ def _serve(path, ready):
                 finally:
                     os._exit(0)
             conn.close()
+
+
+def _plugin_process(spec, path):
+    # A fork: its plugins imported, it serves on ``path`` (else it ends, and says why).
+    why = _rein_plugins.build(spec, set(_BASE), _GET_CONFIG)
+    if why is not None:
+        with open(path + ".why", "w") as out:
+            out.write(why)
+        return
+    gc.collect()  # frozen, as this process's
+    gc.freeze()
+    _serve(path, None)
 
 
 def _ready():
@@ -534,11 +465,9 @@ def main(path, token):
 
 
 # The folder, this process's socket and token; the pipe a run's recording
-# wakes this process with; the plugin processes (by key) and the sets tried.
+# wakes this process with.
 _FOLDER = _MAIN = _TOKEN = None
 _WAKE = os.pipe()
-_KEPT = {}
-_TRIED = set()
 
 
 if __name__ == "__main__":
