@@ -142,9 +142,10 @@ def _provided(folders, names):
 # -- in a pytest child -------------------------------------------------------
 
 
-def in_run(record_to, wake, redo):
+def in_run(record_to, wake, redo, base=()):
     """Before pytest starts in a fork: record the entry points it loads
-    (``record_to``: the spec file, ``wake`` the pipe), or check the run is
+    (``record_to``: the spec file, ``wake`` the pipe; ``base`` the
+    interpreter's own folders), or check the run is
     this plugin process's (``redo``: the pipe to the handler)."""
     from _pytest.config import Config, PytestPluginManager
 
@@ -174,7 +175,9 @@ def in_run(record_to, wake, redo):
         path, cwd, env = list(sys.path), os.getcwd(), dict(os.environ)
         count = load(self, group, name)
         if eps:
-            _write_spec(record_to, wake, {"eps": eps, "path": path, "cwd": cwd, "env": env})
+            times = _times([p for p in path if p in base])
+            spec = {"eps": eps, "path": path, "cwd": cwd, "env": env, "times": times}
+            _write_spec(record_to, wake, spec)
         return count
 
     PytestPluginManager.load_setuptools_entrypoints = recorded
@@ -356,7 +359,9 @@ def spawn(line, folder, wake, start):
     try:
         with open(where, encoding="utf-8") as handle:
             spec = json.load(handle)
-        tried = json.dumps([spec["eps"], spec["path"], spec["cwd"]])
+        # Not again for another environment alone (a variable the plugins
+        # read that differs in each run would build one per run).
+        tried = json.dumps([spec["eps"], spec["path"], spec["cwd"], spec.get("times")])
     except (OSError, ValueError, KeyError, TypeError):
         return
     if tried in _TRIED:

@@ -17,6 +17,7 @@ from __future__ import annotations
 __all__ = ["CLIENT_SOURCE", "SERVER_SOURCE"]
 
 SERVER_SOURCE = r'''"""Written by Rein's tests gate: a warm pytest, forked per run."""
+import contextlib
 import ctypes
 import gc
 import hmac
@@ -278,7 +279,7 @@ def _pytest(request, paths, record_to=None, redo=None):
 
     random.seed()
     _use_prebuilt(request)
-    _rein_plugins.in_run(record_to, _WAKE[1], redo)
+    _rein_plugins.in_run(record_to, _WAKE[1], redo, set(_BASE))
     try:
         code = _console_main() if _console_main is not None else pytest.main(request["args"])
     except SystemExit as exc:
@@ -400,6 +401,12 @@ def _handle(conn, token):
         # plugin or test): the first kept process runs it, plain.
         with open(kept + ".why", "w") as out:  # the last run's why, for whoever looks
             out.write(why)
+        # Not offered again (a run configured so would come back each time):
+        # the run's record builds another when its plugins differ.
+        with contextlib.suppress(OSError):
+            os.unlink(kept)
+        if os.getppid() == _SERVING:  # the plugin process (not gone meanwhile)
+            os.kill(_SERVING, signal.SIGKILL)
         if not _rein_plugins.hand_over(_MAIN, "plain", request["raw"], [0, 1, 2, conn.fileno()]):
             _refuse(conn, "its plugins are not the run's, and the plain process did not take it")
         return
@@ -418,6 +425,8 @@ def _serve(path, ready):
     os.replace(path + ".new", path)
     if ready is not None:
         ready()
+    global _SERVING
+    _SERVING = os.getpid()
     watched = [server, sys.stdin] + ([_WAKE[0]] if _rein_plugins.KEPT is None else [])
     while True:
         readable, _, _ = select.select(watched, [], [])
@@ -464,9 +473,10 @@ def main(path, token):
     _serve(path, _ready)
 
 
-# The folder, this process's socket and token; the pipe a run's recording
+# The folder, the first kept process's socket, the token, the process
+# that serves (this one or a plugin process); the pipe a run's recording
 # wakes this process with.
-_FOLDER = _MAIN = _TOKEN = None
+_FOLDER = _MAIN = _TOKEN = _SERVING = None
 _WAKE = os.pipe()
 
 
