@@ -26,8 +26,9 @@ the first does; this script, ``_rein_plugins.py``, is written beside its
   set ``sys.path`` (``_configure_python_path``), before it imports any
   plugin, checks that the plugins it would load are exactly those imported
   (the same distributions, names and values, nothing blocked by ``-p no:``,
-  autoload on, no ``-p NAME``), that the folder, ``sys.path``, every
-  variable read at the import, the interpreter's folders' times and the
+  autoload on, no ``-p NAME`` but the gate's own), that the folder,
+  ``sys.path``, the environment (but the gate's per-run ``REIN_TESTS_*``,
+  unless the import read one), the interpreter's folders' times and the
   project folders' distribution metadata are the import's, that no name
   the import asked for is in a project folder now, and that the
   assertion rewriting and the warnings capture are as at the import. Any
@@ -61,6 +62,8 @@ REDO = b"P"
 
 #: The tests gate's own plugins' names (``-p rein_testgate_report``...).
 GATES = "rein_testgate_"
+#: The gate's own per-run variables (``REIN_TESTS_REPORT``...).
+RUNS = "REIN_TESTS_"
 #: In a plugin process: what its import was (None in the first one).
 KEPT = None
 
@@ -193,6 +196,11 @@ def _write_spec(where, wake, spec):
         pass
 
 
+def _bare(env):
+    # An environment without the gate's per-run variables (its report's path...).
+    return {name: value for name, value in env.items() if not name.startswith(RUNS)}
+
+
 def _warnings_on(config):
     # As pytest's Config.parse decides whether it captures the plugins' import warnings.
     on = config.pluginmanager.hasplugin("warnings")
@@ -235,11 +243,13 @@ def _differs(config):
         return "another enable_assertion_pass_hook"
     if os.getcwd() != kept["cwd"] or sys.path != kept["path"]:
         return "another folder or sys.path"
+    # The whole environment but the gate's own per-run variables (what an
+    # extension's getenv reads too), and those the import read.
+    if _bare(os.environ) != _bare(kept["env"]):
+        return "another environment"
     for name, value in kept["read"].items():
         if os.environ.get(name) != value:
             return "another environment"
-    if kept["read_all"] and dict(os.environ) != kept["env"]:
-        return "another environment"
     if _times(kept["base"]) != kept["times"]:
         return "the interpreter's folders changed"
     if _metadata(kept["project"]) != kept["metadata"]:
@@ -283,17 +293,13 @@ def build(spec, base, get_config):
     config._mark_plugins_for_rewrite(hook, False)
     asked = _Asked()
     before = set(sys.modules)
-    read, read_all = {}, [False]
+    read = {}
     environ_class = type(os.environ)
 
     class Reading(environ_class):
         def __getitem__(self, name):
             read.setdefault(name, None)
             return super().__getitem__(name)
-
-        def __iter__(self):
-            read_all[0] = True
-            return super().__iter__()
 
     wanted = [tuple(ep) for ep in spec["eps"]]
     sys.meta_path.insert(0, asked)
@@ -331,7 +337,6 @@ def build(spec, base, get_config):
         "cwd": spec["cwd"],
         "env": dict(spec["env"]),
         "read": {name: spec["env"].get(name) for name in read},
-        "read_all": read_all[0],
         "base": base,
         "times": _times(base),
         "project": project,
@@ -359,9 +364,11 @@ def spawn(line, folder, wake, start):
     try:
         with open(where, encoding="utf-8") as handle:
             spec = json.load(handle)
-        # Not again for another environment alone (a variable the plugins
-        # read that differs in each run would build one per run).
-        tried = json.dumps([spec["eps"], spec["path"], spec["cwd"], spec.get("times")])
+        # Once per set, folders and environment (the gate's per-run
+        # variables left out: else one per run).
+        tried = json.dumps(
+            [spec["eps"], spec["path"], spec["cwd"], spec.get("times"), _bare(spec["env"])]
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return
     if tried in _TRIED:
