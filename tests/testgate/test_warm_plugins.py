@@ -31,11 +31,14 @@ from rein.testgate.shadow import Shadow, build_shadow
 from rein.testgate.warm import WarmPytest
 from tests.testgate.projects import project
 
-# The plugin: its import is counted; its assert is rewritten as a plugin's.
+# The plugin: it keeps which process imported it, and with COUNT_OUT set
+# its import writes that to a file; its assert is rewritten as a plugin's.
 PLUGIN = (
     "import os\n\n"
-    "with open(os.environ['COUNT_OUT'], 'a') as out:\n"
-    "    out.write(f'{os.getpid()}\\n')\n\n\n"
+    "IMPORTED_IN = os.getpid()\n"
+    "if os.environ.get('COUNT_OUT'):\n"
+    "    with open(os.environ['COUNT_OUT'], 'a') as out:\n"
+    "        out.write(f'{os.getpid()}\\n')\n\n\n"
     "def check(value):\n"
     "    assert value == 1\n\n\n"
     "def pytest_configure(config):\n"
@@ -51,7 +54,9 @@ CONFTEST = (
     "        'imported': 'countplug' in sys.modules,\n"
     "        'registered': config.pluginmanager.get_plugin('countplug') is not None,\n"
     "        'configured': getattr(config, 'countplug', False),\n"
+    "        'in': getattr(sys.modules.get('countplug'), 'IMPORTED_IN', None),\n"
     "    }\n"
+    "    row['here'] = row['in'] == os.getpid()\n"
     "    with open(os.environ['SEEN_OUT'], 'a') as out:\n"
     "        out.write(json.dumps(row) + '\\n')\n"
 )
@@ -106,7 +111,7 @@ class Runs:
         )
 
     def imports(self) -> list[str]:
-        """The processes that imported the plugin."""
+        """The processes whose import of the plugin wrote (with COUNT_OUT)."""
         return self.counted.read_text().split() if self.counted.exists() else []
 
     def why(self) -> list[str]:
@@ -116,8 +121,18 @@ class Runs:
         folder = Path(client.folder)
         return [p.read_text() for p in sorted(folder.glob("z-*.why"))]
 
-    def rows(self) -> list[dict[str, bool]]:
+    def rows(self) -> list[dict[str, object]]:
         return [json.loads(line) for line in self.seen.read_text().splitlines()]
+
+    async def plugin_process_gone(self) -> None:
+        """Until a plugin process has said why it does not serve (or 60 s)."""
+        folder = self.warm.client()
+        assert folder is not None
+        for _ in range(1200):
+            if any(n.startswith("z-") and n.endswith(".why") for n in os.listdir(folder.folder)):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no plugin process's why: {os.listdir(folder.folder)}")
 
     async def plugin_process(self) -> None:
         """Until the kept process has a plugin process listening (or 60 s)."""
@@ -134,7 +149,7 @@ class Runs:
 async def runs(python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Runs]:
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # the plugins load, as by default
     counted, seen = tmp_path / "counted.txt", tmp_path / "seen.jsonl"
-    monkeypatch.setenv("COUNT_OUT", str(counted))
+    monkeypatch.delenv("COUNT_OUT", raising=False)
     monkeypatch.setenv("SEEN_OUT", str(seen))
     root = project(
         tmp_path / "proj",
@@ -166,7 +181,17 @@ EXPECTED = [
     ("tests/test_it.py::test_the_plugins_assert", "failed"),
 ]
 LOADED = {"imported": True, "registered": True, "configured": True}
-NOT_LOADED = {"imported": False, "registered": False, "configured": False}
+NOT_LOADED = {
+    "imported": False,
+    "registered": False,
+    "configured": False,
+    "in": None,
+    "here": False,
+}
+
+
+def loaded(row: dict[str, object]) -> dict[str, object]:
+    return {name: row[name] for name in LOADED}
 
 
 async def test_the_plugin_is_imported_once_not_in_each_fork_and_runs_read_as_cold_ones(
@@ -178,13 +203,16 @@ async def test_the_plugin_is_imported_once_not_in_each_fork_and_runs_read_as_col
     cold = await runs.run(cold=True)
 
     assert runs.why() == []  # no run handed back
-    # The first run's fork, the plugin process, the cold run: not the three later runs.
-    assert len(runs.imports()) == 3
-    assert runs.imports()[0] != runs.imports()[1]
+    rows = runs.rows()
+    # The first run and the cold one imported the plugin themselves; the
+    # three later runs did not: they have it from one process, not theirs.
+    assert [row["here"] for row in rows] == [True, False, False, False, True]
+    assert len({row["in"] for row in rows[1:4]}) == 1
+    assert rows[1]["in"] not in (rows[0]["in"], rows[4]["in"])
     for done in (first, *later, cold):
         assert outcomes(done) == EXPECTED
     # Each run's pytest registered and configured the plugin, as the cold one.
-    assert runs.rows() == [LOADED] * 5
+    assert [loaded(row) for row in rows] == [LOADED] * 5
     # The plugin's assert was rewritten as pytest rewrites a plugin's.
     assert "assert 2 == 1" in failure(cold)
     assert {failure(done) for done in (first, *later)} == {failure(cold)}
@@ -193,19 +221,23 @@ async def test_the_plugin_is_imported_once_not_in_each_fork_and_runs_read_as_col
 @pytest.mark.parametrize(
     ("other", "why"),
     [
-        pytest.param("ini", "another set of plugins", id="its-ini-blocks-the-plugin"),
-        pytest.param("autoload", "plugin autoload is off", id="plugin-autoload-off"),
+        pytest.param("-p no:countplug", ["another set of plugins"], id="its-ini-blocks-the-plugin"),
+        pytest.param(
+            "--disable-plugin-autoload", ["plugin autoload is off"], id="its-ini-turns-autoload-off"
+        ),
+        # The request says so: the run does not go to the plugin process.
+        pytest.param(None, [], id="its-environment-turns-autoload-off"),
     ],
 )
 async def test_a_run_that_loads_another_set_runs_plain_and_never_sees_the_plugin(
-    runs: Runs, monkeypatch: pytest.MonkeyPatch, other: str, why: str
+    runs: Runs, monkeypatch: pytest.MonkeyPatch, other: str | None, why: list[str]
 ) -> None:
     await runs.run()
     await runs.plugin_process()
-    if other == "ini":  # the run's pytest reads it: the gate cannot tell
+    if other is not None:  # the run's pytest reads it: the gate cannot tell
         ini = runs.shadow.root / "pytest.ini"
         ini.unlink()
-        ini.write_text("[pytest]\naddopts = -p no:countplug\n", encoding="utf-8")
+        ini.write_text(f"[pytest]\naddopts = {other}\n", encoding="utf-8")
     else:
         monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     plain = await runs.run()
@@ -224,4 +256,20 @@ async def test_a_run_that_loads_another_set_runs_plain_and_never_sees_the_plugin
     assert failure(plain) == failure(cold)
     # The run went to the plugin process, whose fork stopped before any
     # plugin or test and handed it back, with why.
-    assert runs.why() == [why]
+    assert runs.why() == why
+
+
+async def test_a_plugin_whose_import_writes_a_file_is_imported_in_each_run_as_cold(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COUNT_OUT", str(runs.counted))
+    first = await runs.run()  # it records the plugins; the plugin process's import is stopped
+    await runs.plugin_process_gone()
+    later = [await runs.run() for _ in range(2)]
+
+    for done in (first, *later):
+        assert outcomes(done) == EXPECTED
+    # Each run imported it, and wrote: the stopped import wrote nothing.
+    assert [row["here"] for row in runs.rows()] == [True, True, True]
+    assert runs.imports() == [str(row["in"]) for row in runs.rows()]
+    assert runs.why() == ["a plugin's import writes a file (counted.txt)"]

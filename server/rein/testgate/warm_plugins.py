@@ -56,6 +56,8 @@ import warnings
 
 #: How many plugin processes the first kept process keeps at most.
 MAX_KEPT = 4
+#: A plugin process that handed this many runs back in a row is retired.
+MAX_HANDED_BACK = 3
 #: A pytest child of a plugin process writes this to its handler before it
 #: ends when the run is not the plugin process's: the run goes plain.
 REDO = b"P"
@@ -217,7 +219,7 @@ def _differs(config):
     # Why this run is not the one this process imported the plugins for (None: it is).
     kept = KEPT
     ns = config.known_args_namespace
-    if ns.disable_plugin_autoload or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+    if getattr(ns, "disable_plugin_autoload", False) or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         return "plugin autoload is off"
     blocked = set()
     names = {ep[1] for ep in kept["eps"]}
@@ -276,16 +278,103 @@ class _Asked:
 
 def build(spec, base, get_config):
     """In a fork of the first kept process: import the spec's plugins as a
-    run's pytest would; None and why when this process must not serve."""
-    global KEPT
-    from _pytest.assertion import install_importhook
+    run's pytest would; None and why when this process must not serve.
 
+    The same import runs first in a fork of its own under an audit hook
+    (which this process does not keep) that stops it before any effect
+    outside the process (a file written but compiled modules, a folder
+    made, a process started, a connection...: it would be this process's,
+    once, not each run's) and before it opens a file of a project folder
+    (its distribution metadata aside, compared at each run: another run
+    may find it changed)."""
+    from _pytest.config import Config
+
+    if not hasattr(Config, "_configure_python_path"):  # where a run is checked
+        return "another pytest"
     os.environ.clear()
     os.environ.update(spec["env"])
     os.chdir(spec["cwd"])
     sys.path[:] = spec["path"]
     sys.dont_write_bytecode = bool(spec["env"].get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = spec["env"].get("PYTHONPYCACHEPREFIX") or None
+    project = [p for p in spec["path"] if p not in base]
+    read, write = os.pipe()
+    if os.fork() == 0:
+        try:
+            os.close(read)
+            stopped = []
+
+            def audit(event, args):
+                why = _effect(event, args, project, base)
+                if why is not None:
+                    stopped.append(why)
+                    raise PermissionError(why)  # before it happens
+
+            sys.addaudithook(audit)
+            why = _import(spec, base, get_config)
+            why = stopped[0] if stopped else why
+            os.write(write, (why or "-").encode("utf-8", "replace")[:300])
+        finally:
+            os._exit(0)
+    os.close(write)
+    said = os.read(read, 400).decode("utf-8", "replace")
+    os.close(read)
+    if said != "-":
+        return said or "the import's probe ended"
+    return _import(spec, base, get_config)
+
+
+def _under(path, folders):
+    return any(folder and path.startswith(folder.rstrip(os.sep) + os.sep) for folder in folders)
+
+
+def _in_project(path, project, base):
+    # In a project folder and not in one of the interpreter's (a venv inside the project).
+    return _under(path, project) and not _under(path, base)
+
+
+#: What an import may not do here: its effect would be the plugin
+#: process's, once, not each run's (a file written, a process started...).
+_EFFECTS = (
+    "os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.symlink", "os.link",
+    "os.truncate", "os.chmod", "os.chown", "os.utime", "os.chdir", "os.putenv",
+    "os.unsetenv", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+    "os.fork", "os.kill", "os.killpg", "subprocess.Popen", "socket.connect",
+    "socket.bind", "socket.sendto", "shutil.rmtree", "shutil.move",
+    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree",
+    "tempfile.mkstemp", "tempfile.mkdtemp", "sqlite3.connect", "signal.signal",
+)
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def _cached(path):
+    # A module's compiled file (the import's own, as a run's writes it).
+    path = os.fsdecode(path)
+    prefix = sys.pycache_prefix
+    return "__pycache__" in path.split(os.sep) or bool(prefix and path.startswith(prefix))
+
+
+def _effect(event, args, project, base):
+    # Why this audit event of the import makes it not the runs' to share, or None.
+    if event == "open" and args and not isinstance(args[0], int):
+        path, mode, flags = args[0], args[1] or "", args[2] if len(args) > 2 else 0
+        writes = any(c in str(mode) for c in "wax+") or (flags or 0) & _WRITES
+        if writes and not _cached(path):
+            return "a plugin's import writes a file (%s)" % os.path.basename(os.fsdecode(path))
+        path = os.path.abspath(os.fsdecode(path))
+        if _in_project(path, project, base) and not any(
+            part.endswith((".dist-info", ".egg-info")) for part in path.split(os.sep)
+        ):
+            return "a plugin's import opened a project file (%s)" % os.path.basename(path)
+    elif event.startswith(_EFFECTS) and not (args and _cached(str(args[0]))):
+        return "a plugin's import did %s" % event
+    return None
+
+
+def _import(spec, base, get_config):
+    global KEPT
+    from _pytest.assertion import install_importhook
+
     project = [p for p in spec["path"] if p not in base]
     base = [p for p in spec["path"] if p in base]
     config = get_config([])
@@ -324,8 +413,8 @@ def build(spec, base, get_config):
         return "a plugin's import warned"
     for name in set(sys.modules) - before:
         origin = getattr(sys.modules[name], "__file__", None) or ""
-        if any(origin.startswith(folder.rstrip(os.sep) + os.sep) for folder in project if folder):
-            return "a plugin imported a module from a project folder"
+        if _in_project(origin, project, base):
+            return "a plugin imported a module from a project folder (%s)" % name
     if _provided(project, asked.names) is not None:
         return "a project folder provides a name the plugins import"
     for folder in project:
@@ -402,6 +491,49 @@ def spawn(line, folder, wake, start):
         finally:
             os._exit(0)
     _KEPT[name] = pid
+
+
+def offered(request):
+    """Whether a run may go to a plugin process: not when its request says
+    its pytest loads no entry point or imports a ``-p`` plugin first
+    (its ini file may say so too: its pytest checks)."""
+    env = request["env"]
+    if env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    args = [*env.get("PYTEST_ADDOPTS", "").split(), *request["args"]]
+    for at, arg in enumerate(args):
+        if arg == "--disable-plugin-autoload":
+            return False
+        if arg == "-p" or (arg.startswith("-p") and not arg.startswith("-p=")):
+            name = arg[2:] or (args[at + 1] if at + 1 < len(args) else "")
+            if not name.startswith(("no:", GATES)):
+                return False
+    return True
+
+
+def handed_back(kept, why):
+    """Note a run a plugin process's child handed back (``why``, in
+    ``<socket>.why``); True when that process is retired (its socket
+    removed: not offered again) after :data:`MAX_HANDED_BACK` in a row."""
+    try:
+        with open(kept + ".why", "w") as out:  # the last one's why, for whoever looks
+            out.write(why)
+        with open(kept + ".back", "a") as out:
+            out.write("x")
+        if os.path.getsize(kept + ".back") < MAX_HANDED_BACK:
+            return False
+        os.unlink(kept)
+    except OSError:
+        return False
+    return True
+
+
+def served(kept):
+    """A plugin process served a run: the count of those handed back in a row is reset."""
+    try:
+        os.unlink(kept + ".back")
+    except OSError:
+        pass
 
 
 def hand_over(path, hop, raw, fds):

@@ -359,7 +359,9 @@ def _handle(conn, token):
     name = _rein_plugins.key(request["cwd"], request["env"])
     kept = _rein_plugins.socket_path(_FOLDER, name)
     if _rein_plugins.KEPT is None and not request["hop"] and os.path.exists(kept):
-        if _rein_plugins.hand_over(kept, "via", request["raw"], [*fds, conn.fileno()]):
+        if _rein_plugins.offered(request) and _rein_plugins.hand_over(
+            kept, "via", request["raw"], [*fds, conn.fileno()]
+        ):
             return  # the plugin process runs it
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
@@ -399,17 +401,13 @@ def _handle(conn, token):
     if why is not None:
         # Not this plugin process's run (its pytest stopped before any
         # plugin or test): the first kept process runs it, plain.
-        with open(kept + ".why", "w") as out:  # the last run's why, for whoever looks
-            out.write(why)
-        # Not offered again (a run configured so would come back each time):
-        # the run's record builds another when its plugins differ.
-        with contextlib.suppress(OSError):
-            os.unlink(kept)
-        if os.getppid() == _SERVING:  # the plugin process (not gone meanwhile)
-            os.kill(_SERVING, signal.SIGKILL)
+        if _rein_plugins.handed_back(kept, why) and os.getppid() == _SERVING:
+            os.kill(_SERVING, signal.SIGKILL)  # retired (not gone meanwhile)
         if not _rein_plugins.hand_over(_MAIN, "plain", request["raw"], [0, 1, 2, conn.fileno()]):
             _refuse(conn, "its plugins are not the run's, and the plain process did not take it")
         return
+    if redo[0] is not None:
+        _rein_plugins.served(kept)
     conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
 
 
