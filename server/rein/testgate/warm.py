@@ -58,6 +58,12 @@ protected path made or removed since), the run goes cold (:data:`STALE`)
 and another kept process is started. One that did not answer a run is
 stopped with its sandbox, not offered again, and replaced (:data:`HUNG`).
 
+Where pytest loads the venv's entry-point plugins (``pytest11``), a
+second kept process per set of them, a fork of this one that has imported
+them as a run's pytest would, serves the runs whose pytest would load
+exactly that set (:mod:`rein.testgate.warm_plugins`: the plugins imported
+once, not in each fork; any other run, or a doubt, runs in a plain fork).
+
 Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
 imported by the child from the shadow, as in a cold run. pytest's

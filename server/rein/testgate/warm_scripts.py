@@ -9,7 +9,11 @@ number of pytest's arguments, the arguments, then the environment:
 environment); ``edits``, the gate's changes to the environment the kept
 process was started with (:meth:`rein.testgate.pytest_call.PytestCall.edits`:
 the gate hands the run to the kept process itself,
-:mod:`rein.testgate.direct`). No field holds a NUL.
+:mod:`rein.testgate.direct`). No field holds a NUL. A request handed
+between kept processes (:mod:`rein.testgate.warm_plugins`) is the
+client's, its kind prefixed ``via:`` or ``plain:``, with the client's
+connection as a fourth descriptor; the receiver answers ``T`` once it
+has taken them.
 """
 
 from __future__ import annotations
