@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import subprocess
 import sys
 import sysconfig
@@ -34,11 +35,29 @@ from tests.testgate.projects import project
 # The plugin: it keeps which process imported it, and with COUNT_OUT set
 # its import writes that to a file; its assert is rewritten as a plugin's.
 PLUGIN = (
-    "import os\n\n"
+    "import os\nimport sys\n\n"
     "IMPORTED_IN = os.getpid()\n"
     "if os.environ.get('COUNT_OUT'):\n"
     "    with open(os.environ['COUNT_OUT'], 'a') as out:\n"
-    "        out.write(f'{os.getpid()}\\n')\n\n\n"
+    "        out.write(f'{os.getpid()}\\n')\n"
+    # What the review found a kept import would get wrong (COUNT_DOES says which).
+    "DOES = os.environ.get('COUNT_DOES')\n"
+    "if DOES == 'exists':\n"
+    "    MARK = os.path.exists('marker.txt')\n"
+    "elif DOES == 'listdir':\n"
+    "    MARK = 'marker.txt' in os.listdir('.')\n"
+    "elif DOES == 'thread':\n"
+    "    import threading\n\n"
+    "    T = threading.Thread(target=threading.Event().wait, daemon=True)\n"
+    "    T.start()\n"
+    "elif DOES == 'helper':\n"
+    "    import pytest\n\n"
+    "    pytest.register_assert_rewrite('counthelp')\n"
+    "elif DOES == 'argv':\n"
+    "    ARGV = list(sys.argv)\n"
+    "elif DOES == 'hang' and 'server' in sys.modules['__main__'].__file__:  # not a run's\n"
+    "    import select\n\n"
+    "    select.select([], [], [])\n\n\n"
     "def check(value):\n"
     "    assert value == 1\n\n\n"
     "def pytest_configure(config):\n"
@@ -81,6 +100,8 @@ def python(tmp_path_factory: pytest.TempPathFactory) -> str:
         if (here / name).exists():
             (site / name).symlink_to(here / name)
     (site / "countplug.py").write_text(PLUGIN, encoding="utf-8")
+    # Not the distribution's: rewritten when its import says so.
+    (site / "counthelp.py").write_text("def check(value):\n    assert value == 1\n")
     info = site / "countplug-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: countplug\nVersion: 1.0\n")
@@ -139,10 +160,13 @@ class Runs:
         folder = self.warm.client()
         assert folder is not None
         for _ in range(1200):
-            if any(name.startswith("z-") and "." not in name for name in os.listdir(folder.folder)):
+            names = os.listdir(folder.folder)
+            if any(name.startswith("z-") and "." not in name for name in names):
                 return
+            if any(name.startswith("z-") and name.endswith(".why") for name in names):
+                break
             await asyncio.sleep(0.05)
-        raise AssertionError(f"no plugin process: {os.listdir(folder.folder)}")
+        raise AssertionError(f"no plugin process: {self.why()}")
 
 
 @pytest.fixture
@@ -273,3 +297,117 @@ async def test_a_plugin_whose_import_writes_a_file_is_imported_in_each_run_as_co
     assert [row["here"] for row in runs.rows()] == [True, True, True]
     assert runs.imports() == [str(row["in"]) for row in runs.rows()]
     assert runs.why() == ["a plugin's import writes a file (counted.txt)"]
+
+
+# What a plugin's import does, what its test checks, and why it is refused.
+DOES = {
+    "exists": ("import countplug\n    assert not countplug.MARK", "project path (marker.txt)"),
+    "listdir": ("import countplug\n    assert not countplug.MARK", "looked at a project path"),
+    "thread": ("import countplug\n    assert countplug.T.is_alive()", "started a thread"),
+    "argv": (
+        "import countplug, sys\n    assert countplug.ARGV == sys.argv, countplug.ARGV",
+        "read sys.argv",
+    ),
+}
+
+
+@pytest.mark.parametrize("does", sorted(DOES))
+async def test_a_plugin_whose_import_looks_at_the_project_starts_a_thread_or_reads_argv_is_imported_in_each_run(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch, does: str
+) -> None:
+    body, why = DOES[does]
+    (runs.shadow.root / "tests" / "test_it.py").write_text(f"def test_it():\n    {body}\n")
+    monkeypatch.setenv("COUNT_DOES", does)
+    first = await runs.run()  # it records the plugins; the plugin process's probe refuses
+    await runs.plugin_process_gone()
+    (runs.shadow.root / "marker.txt").write_text("")  # the cold run sees it: so must a warm one
+    later = await runs.run()
+    cold = await runs.run(cold=True)
+
+    (reason,) = runs.why()
+    assert why in reason
+    assert [row["here"] for row in runs.rows()] == [True, True, True]
+    assert [r.outcome for r in first.results] == ["passed"]
+    assert outcomes(later) == outcomes(cold)
+    assert later.results[0].message == cold.results[0].message
+    client = runs.warm.client()
+    assert client is not None
+    assert client.token not in (later.results[0].message or "")  # the kept process's secret
+
+
+async def test_a_plugin_module_edited_in_place_is_not_served_from_its_old_import(
+    runs: Runs, python: str
+) -> None:
+    await runs.run()
+    await runs.plugin_process()
+    site = Path(python).parent.parent
+    (plugin,) = site.glob("lib/python*/site-packages/countplug.py")
+    text = plugin.read_text()
+    try:  # in place: its folder's time is not changed
+        with plugin.open("r+") as out:
+            out.write(text.replace("value == 1", "value == 2"))
+        later = await runs.run()
+        cold = await runs.run(cold=True)
+    finally:
+        with plugin.open("w") as out:
+            out.write(text)
+    assert outcomes(later) == outcomes(cold) == [(n, "passed") for n, _ in EXPECTED]
+    assert runs.why() == ["a module the plugins imported changed"]
+
+
+def _processes(folder: str) -> dict[int, int]:
+    """The processes whose command line names ``folder`` (the kept
+    process and its forks), as pidfds by pid."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path("/proc", entry, "cmdline").read_bytes()
+            if entry.isdigit() and folder.encode() in cmdline:
+                found[int(entry)] = os.pidfd_open(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_plugin_import_that_hangs_leaves_no_process_after_close(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COUNT_DOES", "hang")
+    client = runs.warm.client()
+    assert client is not None
+    folder = client.folder
+    await runs.run()
+    # The kept process, its plugin process and that one's probe, which hangs.
+    for _ in range(1200):
+        if len(found := _processes(folder)) >= 3:
+            break
+        for pidfd in found.values():
+            os.close(pidfd)
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("no probe")
+    await runs.warm.close()
+    # Each ends with its parent (the kernel's signal on that one's end):
+    # a pidfd is readable once its process has ended.
+    left = [pid for pid, pidfd in found.items() if not select.select([pidfd], [], [], 10)[0]]
+    for pidfd in found.values():
+        os.close(pidfd)
+    assert left == []
+
+
+async def test_a_module_the_plugins_import_marks_for_rewriting_is_rewritten_in_each_run(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COUNT_DOES", "helper")
+    (runs.shadow.root / "tests" / "test_it.py").write_text(
+        "def test_it():\n    import counthelp\n\n    counthelp.check(2)\n"
+    )
+    await runs.run()
+    await runs.plugin_process()
+    later = await runs.run()
+    cold = await runs.run(cold=True)
+
+    assert runs.why() == []
+    assert [row["here"] for row in runs.rows()] == [True, False, True]
+    assert "assert 2 == 1" in failure(cold)
+    assert failure(later) == failure(cold)

@@ -16,7 +16,8 @@ the first does; this script, ``_rein_plugins.py``, is written beside its
   pytest's own (rewritten as a run's would be, none reported "already
   imported"), recording every top-level name the import system was asked
   for (found or not), every environment variable read (``os.environ``) and
-  every warning. A warning, a module it imported from a project folder
+  every warning, with ``sys.argv`` the recorded run's, watched. A read of
+  ``sys.argv``, a thread left running, a warning, a module it imported from a project folder
   (a folder on ``sys.path`` that is not the interpreter's own), or a name
   asked for that a project folder provides: no plugin process (it ends).
   Else it listens on its own socket (``z-<key>``).
@@ -30,7 +31,8 @@ the first does; this script, ``_rein_plugins.py``, is written beside its
   ``sys.path``, the environment (but the gate's per-run ``REIN_TESTS_*``,
   unless the import read one), the interpreter's folders' times and the
   project folders' distribution metadata are the import's, that no name
-  the import asked for is in a project folder now, and that the
+  the import asked for is in a project folder now, that the files of the
+  modules the import brought have their sizes and times, and that the
   assertion rewriting and the warnings capture are as at the import. Any
   difference: that child ends before doing anything else and the run is
   handed back to the first kept process (a plain fork, as without this
@@ -39,19 +41,23 @@ the first does; this script, ``_rein_plugins.py``, is written beside its
 
 from __future__ import annotations
 
+from rein.testgate.warm_probe import PROBE_SOURCE
+
 __all__ = ["PLUGINS_SOURCE"]
 
-PLUGINS_SOURCE = r'''"""Written by Rein's tests gate: kept processes with a run's plugins imported."""
+_SOURCE = r'''"""Written by Rein's tests gate: kept processes with a run's plugins imported."""
 import ctypes
 import hashlib
 import importlib
 import importlib.metadata
 import json
 import os
+import select
 import signal
 import socket
 import struct
 import sys
+import threading
 import warnings
 
 #: How many plugin processes the first kept process keeps at most.
@@ -68,6 +74,9 @@ GATES = "rein_testgate_"
 RUNS = "REIN_TESTS_"
 #: In a plugin process: what its import was (None in the first one).
 KEPT = None
+#: How long a plugin process's probe may take (seconds): then it is killed.
+PROBE_LIMIT = 60
+_PR_SET_PDEATHSIG = 1
 
 
 def key(cwd, env):
@@ -135,6 +144,19 @@ def _times(folders):
     return found
 
 
+def _files(seen):
+    # The modules' files (as ``seen`` names them): their sizes and times now.
+    found = []
+    for path, *_ in seen:
+        try:
+            st = os.stat(path)
+        except OSError:
+            found.append([path, None, None])
+            continue
+        found.append([path, st.st_size, st.st_mtime_ns])
+    return found
+
+
 def _provided(folders, names):
     # A name asked for that a project folder provides (or may: any entry of that stem).
     for folder in folders:
@@ -165,6 +187,7 @@ def in_run(record_to, wake, redo, base=()):
                 os.write(redo, REDO + why.encode("utf-8", "replace")[:300])
                 os._exit(0)
             os.close(redo)
+            _marked(config)
 
         Config._configure_python_path = checked
         return
@@ -182,10 +205,20 @@ def in_run(record_to, wake, redo, base=()):
         if eps:
             times = _times([p for p in path if p in base])
             spec = {"eps": eps, "path": path, "cwd": cwd, "env": env, "times": times}
+            spec["argv"] = list(sys.argv)
             _write_spec(record_to, wake, spec)
         return count
 
     PytestPluginManager.load_setuptools_entrypoints = recorded
+
+
+def _marked(config):
+    # The run's rewriting hook gets the import's marks, as if it had run it.
+    from _pytest.assertion.rewrite import assertstate_key
+
+    state = config.stash.get(assertstate_key, None)
+    if state is not None and state.hook is not None:
+        state.hook._must_rewrite.update(KEPT["marks"])
 
 
 def _write_spec(where, wake, spec):
@@ -254,6 +287,8 @@ def _differs(config):
             return "another environment"
     if _times(kept["base"]) != kept["times"]:
         return "the interpreter's folders changed"
+    if _files(kept["files"]) != kept["files"]:
+        return "a module the plugins imported changed"
     if _metadata(kept["project"]) != kept["metadata"]:
         return "the project's distribution metadata changed"
     if _provided(kept["project"], kept["names"]) is not None:
@@ -286,7 +321,9 @@ def build(spec, base, get_config):
     made, a process started, a connection...: it would be this process's,
     once, not each run's) and before it opens a file of a project folder
     (its distribution metadata aside, compared at each run: another run
-    may find it changed)."""
+    may find it changed), looks at a project path or starts a thread
+    (:mod:`rein.testgate.warm_probe`); it dies with this process and is
+    killed after :data:`PROBE_LIMIT` seconds."""
     from _pytest.config import Config
 
     if not hasattr(Config, "_configure_python_path"):  # where a run is checked
@@ -299,76 +336,24 @@ def build(spec, base, get_config):
     sys.pycache_prefix = spec["env"].get("PYTHONPYCACHEPREFIX") or None
     project = [p for p in spec["path"] if p not in base]
     read, write = os.pipe()
-    if os.fork() == 0:
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
         try:
             os.close(read)
-            stopped = []
-
-            def audit(event, args):
-                why = _effect(event, args, project, base)
-                if why is not None:
-                    stopped.append(why)
-                    raise PermissionError(why)  # before it happens
-
-            sys.addaudithook(audit)
-            why = _import(spec, base, get_config)
-            why = stopped[0] if stopped else why
-            os.write(write, (why or "-").encode("utf-8", "replace")[:300])
+            if _pdeathsig(parent):
+                stopped = []
+                _probe(stopped, project, [*project, spec["cwd"]], base)
+                why = _import(spec, base, get_config)
+                why = stopped[0] if stopped else why
+                os.write(write, (why or "-").encode("utf-8", "replace")[:300])
         finally:
             os._exit(0)
     os.close(write)
-    said = os.read(read, 400).decode("utf-8", "replace")
-    os.close(read)
+    said = _said(read, pid)
     if said != "-":
         return said or "the import's probe ended"
     return _import(spec, base, get_config)
-
-
-def _under(path, folders):
-    return any(folder and path.startswith(folder.rstrip(os.sep) + os.sep) for folder in folders)
-
-
-def _in_project(path, project, base):
-    # In a project folder and not in one of the interpreter's (a venv inside the project).
-    return _under(path, project) and not _under(path, base)
-
-
-#: What an import may not do here: its effect would be the plugin
-#: process's, once, not each run's (a file written, a process started...).
-_EFFECTS = (
-    "os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.symlink", "os.link",
-    "os.truncate", "os.chmod", "os.chown", "os.utime", "os.chdir", "os.putenv",
-    "os.unsetenv", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
-    "os.fork", "os.kill", "os.killpg", "subprocess.Popen", "socket.connect",
-    "socket.bind", "socket.sendto", "shutil.rmtree", "shutil.move",
-    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree",
-    "tempfile.mkstemp", "tempfile.mkdtemp", "sqlite3.connect", "signal.signal",
-)
-_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-
-
-def _cached(path):
-    # A module's compiled file (the import's own, as a run's writes it).
-    path = os.fsdecode(path)
-    prefix = sys.pycache_prefix
-    return "__pycache__" in path.split(os.sep) or bool(prefix and path.startswith(prefix))
-
-
-def _effect(event, args, project, base):
-    # Why this audit event of the import makes it not the runs' to share, or None.
-    if event == "open" and args and not isinstance(args[0], int):
-        path, mode, flags = args[0], args[1] or "", args[2] if len(args) > 2 else 0
-        writes = any(c in str(mode) for c in "wax+") or (flags or 0) & _WRITES
-        if writes and not _cached(path):
-            return "a plugin's import writes a file (%s)" % os.path.basename(os.fsdecode(path))
-        path = os.path.abspath(os.fsdecode(path))
-        if _in_project(path, project, base) and not any(
-            part.endswith((".dist-info", ".egg-info")) for part in path.split(os.sep)
-        ):
-            return "a plugin's import opened a project file (%s)" % os.path.basename(path)
-    elif event.startswith(_EFFECTS) and not (args and _cached(str(args[0]))):
-        return "a plugin's import did %s" % event
-    return None
 
 
 def _import(spec, base, get_config):
@@ -391,6 +376,12 @@ def _import(spec, base, get_config):
             return super().__getitem__(name)
 
     wanted = [tuple(ep) for ep in spec["eps"]]
+    threads = _threads()
+    argv, orig_argv = sys.argv, sys.orig_argv
+    # A cold run's arguments, and a read of them refused: they are each run's.
+    touched = []
+    sys.argv = _Watched(spec.get("argv", []), touched)
+    sys.orig_argv = _Watched([sys.executable, "-m", "pytest", *spec.get("argv", [])[1:]], touched)
     sys.meta_path.insert(0, asked)
     os.environ.__class__ = Reading
     try:
@@ -406,15 +397,23 @@ def _import(spec, base, get_config):
         return "the plugins' import failed (%s)" % type(exc).__name__
     finally:
         os.environ.__class__ = environ_class
+        sys.argv, sys.orig_argv = argv, orig_argv
         sys.meta_path[:] = [f for f in sys.meta_path if f is not asked and f is not hook]
+    if touched:
+        return "a plugin's import read sys.argv"
+    if _threads() != threads:
+        return "a plugin's import started a thread"
     if loaded != wanted:
         return "not every plugin was found"
     if caught:
         return "a plugin's import warned"
-    for name in set(sys.modules) - before:
+    files = []
+    for name in sorted(set(sys.modules) - before):
         origin = getattr(sys.modules[name], "__file__", None) or ""
         if _in_project(origin, project, base):
             return "a plugin imported a module from a project folder (%s)" % name
+        if origin:
+            files.append([origin])
     if _provided(project, asked.names) is not None:
         return "a project folder provides a name the plugins import"
     for folder in project:
@@ -430,18 +429,35 @@ def _import(spec, base, get_config):
         "times": _times(base),
         "project": project,
         "metadata": _metadata(project),
+        "files": _files(files),
         "names": asked.names,
         "python_files": hook.fnpats,
         "pass_hook": config.getini("enable_assertion_pass_hook"),
+        # What the import marked for rewriting (register_assert_rewrite too).
+        "marks": sorted(hook._must_rewrite),
     }
     return None
 
 # -- in the first kept process and its handlers ----------------------------------
 
-#: The plugin processes (by key) and the sets tried (built once each).
+#: The plugin processes (by key: a pidfd, None when it had ended) and the sets tried (built once each).
 _KEPT = {}
 _TRIED = set()
-_PR_SET_PDEATHSIG = 1
+
+
+def _ended(pidfd):
+    return pidfd is None or bool(select.select([pidfd], [], [], 0)[0])
+
+
+def _end(pidfd):
+    # Kill a plugin process by its pidfd: never another process that took its pid.
+    if pidfd is None:
+        return
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.close(pidfd)
 
 
 def spawn(line, folder, wake, start):
@@ -463,12 +479,10 @@ def spawn(line, folder, wake, start):
     if tried in _TRIED:
         return
     _TRIED.add(tried)
-    old = _KEPT.pop(name, None)
-    if old is not None:
-        try:
-            os.kill(old, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    _end(_KEPT.pop(name, None))
+    for other, pidfd in list(_KEPT.items()):  # a slot is free once its process ended (refused)
+        if _ended(pidfd):
+            _end(_KEPT.pop(other))
     try:
         os.unlink(socket_path(folder, name))
     except OSError:
@@ -480,8 +494,7 @@ def spawn(line, folder, wake, start):
     if pid == 0:
         try:
             # It ends with this process, and does not hold its output (the gate waits for its end).
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+            if not _pdeathsig(parent):
                 os._exit(0)
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
@@ -490,7 +503,10 @@ def spawn(line, folder, wake, start):
             start(spec, socket_path(folder, name))
         finally:
             os._exit(0)
-    _KEPT[name] = pid
+    try:
+        _KEPT[name] = os.pidfd_open(pid)
+    except ProcessLookupError:  # it ended already (and was reaped)
+        _KEPT[name] = None
 
 
 def offered(request):
@@ -566,3 +582,6 @@ def redone(fd):
         return said[1:].decode("utf-8", "replace")
     return None
 '''
+
+#: The script: the probe's part (:mod:`rein.testgate.warm_probe`) is of the same module.
+PLUGINS_SOURCE = _SOURCE + PROBE_SOURCE

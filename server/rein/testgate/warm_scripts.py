@@ -276,6 +276,7 @@ def _pytest(request, paths, record_to=None, redo=None):
     os.chdir(request["cwd"])
     sys.path[:] = [request["cwd"], *paths, *_BASE]
     sys.argv = [_as_python_m_pytest(), *request["args"]]
+    sys.orig_argv = [sys.executable, "-m", "pytest", *request["args"]]  # not the kept process's token
     # Bytecode as a cold interpreter would have it in this environment.
     sys.dont_write_bytecode = bool(request["env"].get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = request["env"].get("PYTHONPYCACHEPREFIX") or None
