@@ -58,6 +58,12 @@ protected path made or removed since), the run goes cold (:data:`STALE`)
 and another kept process is started. One that did not answer a run is
 stopped with its sandbox, not offered again, and replaced (:data:`HUNG`).
 
+Where pytest loads the venv's entry-point plugins (``pytest11``), a
+second kept process per set of them, a fork of this one that has imported
+them as a run's pytest would, serves the runs whose pytest would load
+exactly that set (:mod:`rein.testgate.warm_plugins`: the plugins imported
+once, not in each fork; any other run, or a doubt, runs in a plain fork).
+
 Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
 imported by the child from the shadow, as in a cold run. pytest's
@@ -96,6 +102,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rein.harness.process_ports import SandboxedStart
+from rein.testgate.warm_plugins import PLUGINS_SOURCE
 from rein.testgate.warm_scripts import CLIENT_SOURCE, SERVER_SOURCE
 
 __all__ = ["HUNG", "STALE", "ProcessLauncher", "WarmClient", "WarmPytest"]
@@ -243,6 +250,7 @@ class WarmPytest:
         folder = Path(tempfile.mkdtemp(prefix="rein-warm-pytest-"))
         (folder / "server.py").write_text(SERVER_SOURCE, encoding="utf-8")
         (folder / "client.py").write_text(CLIENT_SOURCE, encoding="utf-8")
+        (folder / "_rein_plugins.py").write_text(PLUGINS_SOURCE, encoding="utf-8")
         self._folder = folder
         self._under = self.launcher.under()
         self._task = asyncio.get_running_loop().create_task(self._launch(folder, old))

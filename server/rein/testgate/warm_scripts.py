@@ -9,7 +9,11 @@ number of pytest's arguments, the arguments, then the environment:
 environment); ``edits``, the gate's changes to the environment the kept
 process was started with (:meth:`rein.testgate.pytest_call.PytestCall.edits`:
 the gate hands the run to the kept process itself,
-:mod:`rein.testgate.direct`). No field holds a NUL.
+:mod:`rein.testgate.direct`). No field holds a NUL. A request handed
+between kept processes (:mod:`rein.testgate.warm_plugins`) is the
+client's, its kind prefixed ``via:`` or ``plain:``, with the client's
+connection as a fourth descriptor; the receiver answers ``T`` once it
+has taken them.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 __all__ = ["CLIENT_SOURCE", "SERVER_SOURCE"]
 
 SERVER_SOURCE = r'''"""Written by Rein's tests gate: a warm pytest, forked per run."""
+import contextlib
 import ctypes
 import gc
 import hmac
@@ -33,6 +38,7 @@ import time
 import traceback
 import types
 
+import _rein_plugins
 import pytest
 from _pytest import config as _pytest_config
 from _pytest.config import default_plugins
@@ -201,7 +207,7 @@ def _collides(folders):
 
 
 def _receive(conn):
-    data, fds, _flags, _address = socket.recv_fds(conn, 1 << 16, 3)
+    data, fds, _flags, _address = socket.recv_fds(conn, 1 << 16, 4)
     if len(data) < 4:
         raise EOFError
     size = struct.unpack("!I", data[:4])[0]
@@ -213,8 +219,13 @@ def _receive(conn):
         data += more
     # its kind, the token, the folder, the number of arguments, the
     # arguments, then the environment: NUL-separated (none holds a NUL).
-    fields = [os.fsdecode(f) for f in data[:size].split(b"\0")]
-    kind = fields[0]
+    raw = data[:size]
+    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+    # A request handed over from another kept process: "via:" (the first
+    # to a plugin process) or "plain:" (back), then the client's kind.
+    hop, _, kind = fields[0].rpartition(":")
+    if hop:
+        raw = raw[len(hop) + 1 :]
     if kind not in ("env", "edits"):
         raise ValueError(f"an unknown kind of request {kind[:20]!r}")
     count = int(fields[3])
@@ -226,7 +237,7 @@ def _receive(conn):
     else:  # the gate's changes to this process's own
         env = _edited(entries)
     request = {"token": fields[1], "cwd": fields[2], "args": fields[4 : 4 + count], "env": env}
-    return request, fds
+    return dict(request, hop=hop, raw=raw), fds
 
 
 def _edited(edits):
@@ -260,11 +271,12 @@ def _as_python_m_pytest():
     return main.__file__
 
 
-def _pytest(request, paths):
+def _pytest(request, paths, record_to=None, redo=None):
     os.setpgid(0, 0)  # its group: what the run leaves behind is killed with it
     os.chdir(request["cwd"])
     sys.path[:] = [request["cwd"], *paths, *_BASE]
     sys.argv = [_as_python_m_pytest(), *request["args"]]
+    sys.orig_argv = [sys.executable, "-m", "pytest", *request["args"]]  # not the kept process's token
     # Bytecode as a cold interpreter would have it in this environment.
     sys.dont_write_bytecode = bool(request["env"].get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = request["env"].get("PYTHONPYCACHEPREFIX") or None
@@ -272,6 +284,7 @@ def _pytest(request, paths):
 
     random.seed()
     _use_prebuilt(request)
+    _rein_plugins.in_run(record_to, _WAKE[1], redo, set(_BASE))
     try:
         code = _console_main() if _console_main is not None else pytest.main(request["args"])
     except SystemExit as exc:
@@ -338,6 +351,23 @@ def _handle(conn, token):
             os.close(fd)
         _refuse(conn, "not the gate's own client (its token)")
         return
+    if len(fds) == 4 and request["hop"]:  # handed over: the client's connection last
+        client = socket.socket(fileno=fds.pop())
+        conn.sendall(b"T")
+        conn.close()
+        conn = client
+    elif len(fds) != 3 or request["hop"]:
+        for fd in fds:
+            os.close(fd)
+        _refuse(conn, "a malformed request (its descriptors)")
+        return
+    name = _rein_plugins.key(request["cwd"], request["env"])
+    kept = _rein_plugins.socket_path(_FOLDER, name)
+    if _rein_plugins.KEPT is None and not request["hop"] and os.path.exists(kept):
+        if _rein_plugins.offered(request) and _rein_plugins.hand_over(
+            kept, "via", request["raw"], [*fds, conn.fileno()]
+        ):
+            return  # the plugin process runs it
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -347,10 +377,19 @@ def _handle(conn, token):
     if _collides([request["cwd"], *paths]):
         conn.sendall(b"C")
         return
+    record_to = None
+    spec = _rein_plugins.spec_path(_FOLDER, name)
+    if _rein_plugins.KEPT is None and (request["hop"] == "plain" or not os.path.exists(spec)):
+        record_to = spec  # which plugins this run's pytest loads
+    redo = os.pipe() if _rein_plugins.KEPT is not None else (None, None)
     pid = os.fork()
     if pid == 0:
         conn.close()
-        _pytest(request, paths)
+        if redo[0] is not None:
+            os.close(redo[0])
+        _pytest(request, paths, record_to, redo[1])
+    if redo[1] is not None:
+        os.close(redo[1])
     done = os.pidfd_open(pid)
     select.select([conn, done], [], [])  # pytest's end, or the client's
     try:  # pytest's group (the child, until reaped, keeps its id)
@@ -361,33 +400,87 @@ def _handle(conn, token):
     # What the run left outside pytest's group: killed and reaped before
     # the answer (the gate looks for what it planted once answered). Not
     # all gone: no answer; the gate stops this process and its sandbox.
-    if _end_all():
-        conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
+    if not _end_all():
+        return
+    why = _rein_plugins.redone(redo[0]) if redo[0] is not None else None
+    if why is not None:
+        # Not this plugin process's run (its pytest stopped before any
+        # plugin or test): the first kept process runs it, plain.
+        if _rein_plugins.handed_back(kept, why) and os.getppid() == _SERVING:
+            os.kill(_SERVING, signal.SIGKILL)  # retired (not gone meanwhile)
+        if not _rein_plugins.hand_over(_MAIN, "plain", request["raw"], [0, 1, 2, conn.fileno()]):
+            _refuse(conn, "its plugins are not the run's, and the plain process did not take it")
+        return
+    if redo[0] is not None:
+        _rein_plugins.served(kept)
+    conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
 
 
-def main(path, token):
-    # What a handler needs (Python 3.9, Linux 5.3): without it, no "ready".
-    os.close(os.pidfd_open(os.getpid()))
-    _needed = (socket.recv_fds, os.waitstatus_to_exitcode)
+def _serve(path, ready):
+    # Accept runs on ``path`` until Rein is gone; each in a forked handler.
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
+    try:  # a plugin process's, killed before it listened
+        os.unlink(path + ".new")
+    except OSError:
+        pass
+    server.bind(path + ".new")
     server.listen(16)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    os.replace(path + ".new", path)
+    if ready is not None:
+        ready()
+    global _SERVING
+    _SERVING = os.getpid()
+    watched = [server, sys.stdin] + ([_WAKE[0]] if _rein_plugins.KEPT is None else [])
     while True:
-        ready, _, _ = select.select([server, sys.stdin], [], [])
-        if sys.stdin in ready and not os.read(0, 4096):
+        readable, _, _ = select.select(watched, [], [])
+        if sys.stdin in readable and not os.read(0, 4096):
             return  # Rein is gone
-        if server in ready:
+        if _WAKE[0] in readable:
+            for line in os.read(_WAKE[0], 4096).splitlines():
+                _rein_plugins.spawn(line, _FOLDER, _WAKE[0], _plugin_process)
+        if server in readable:
             conn, _ = server.accept()
             if os.fork() == 0:
                 server.close()
                 try:
-                    _handle(conn, token)
+                    _handle(conn, _TOKEN)
                 finally:
                     os._exit(0)
             conn.close()
+
+
+def _plugin_process(spec, path):
+    # A fork: its plugins imported, it serves on ``path`` (else it ends, and says why).
+    why = _rein_plugins.build(spec, set(_BASE), _GET_CONFIG)
+    if why is not None:
+        with open(path + ".why", "w") as out:
+            out.write(why)
+        return
+    gc.collect()  # frozen, as this process's
+    gc.freeze()
+    _serve(path, None)
+
+
+def _ready():
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+
+
+def main(path, token):
+    global _FOLDER, _MAIN, _TOKEN
+    # What a handler needs (Python 3.9, Linux 5.3): without it, no "ready".
+    os.close(os.pidfd_open(os.getpid()))
+    _needed = (socket.recv_fds, os.waitstatus_to_exitcode)
+    _FOLDER, _MAIN, _TOKEN = os.path.dirname(path), path, token
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    _serve(path, _ready)
+
+
+# The folder, the first kept process's socket, the token, the process
+# that serves (this one or a plugin process); the pipe a run's recording
+# wakes this process with.
+_FOLDER = _MAIN = _TOKEN = _SERVING = None
+_WAKE = os.pipe()
 
 
 if __name__ == "__main__":
