@@ -44,7 +44,7 @@ __all__ = ["BaselineAhead", "baseline_ahead"]
 log = logging.getLogger("rein.analysis.gate")
 
 #: What a verdict that waits for it says.
-WAITING = "the analyzers: the command's changed files and their importers before it"
+WAITING = "the analyzers: the command's changed files before it"
 
 
 class BaselineAhead:
