@@ -51,7 +51,7 @@ async def _cold_session(root: Path) -> tuple[AnalyzerPool, FileByFileServer, Ana
         "clean": CLEAN,
     }.items():
         (root / f"pkg/{name}.py").write_text(text)
-    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0, quiet_ms=0)
+    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0)
     await pool.prepare()
     analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
     server = FileByFileServer(pool.root)
@@ -120,31 +120,3 @@ async def test_an_importer_left_unasked_is_judged_against_the_state_before_the_r
     assert blocked == [("pkg/clean.py", 0), ("pkg/old.py", 0), ("pkg/user.py", 0)], blocked
     assert outcome.unverified is None, outcome.unverified
     assert "pkg/clean.py" not in gate.baselines.owed.paths
-
-
-async def test_a_warm_commands_unaffected_importer_is_checked_once(tmp_path: Path) -> None:
-    # The run-start snapshot taken before the command (the analyzers idle):
-    # the verdict's baseline of the command's change asked rv.py and its
-    # importers as they were (baselines_after_the_fact), then the whole
-    # snapshot asked them as they are. Now the importers are owed theirs:
-    # the whole snapshot asks them as they are, and the counterfactual only
-    # those with errors.
-    pool, server, gate = await _cold_session(tmp_path)
-    workspace = DiskWorkspace(pool.root)
-    pool.analyzers[0].progress_end("the workspace analysis")
-    await gate.on_run_start(0)
-    await asyncio.wait_for(gate.baseline_ready(), BOUND_S)
-    assert gate.baselines.cold() is None  # the snapshot was taken
-    await asyncio.wait_for(gate.before_change((), workspace), BOUND_S)
-    start = len(server.pulls)
-    (pool.root / "pkg/rv.py").write_text(AFTER)
-    change = Mutation(1, ("pkg/rv.py",), "external")
-    pool.on_mutation(change)
-    gate.on_change(change)
-    outcome = await asyncio.wait_for(
-        gate.check(GateContext(1, frozenset({"pkg/rv.py"}), workspace)), BOUND_S
-    )
-    blocked = [(b.path, b.line) for b in outcome.blockers]
-    assert blocked == [("pkg/user.py", 0)], outcome.detail
-    assert "1 error(s) in unchanged files are there without the run" in outcome.detail
-    assert _pulled(server, pool.root, "pkg/clean.py", start) == 1

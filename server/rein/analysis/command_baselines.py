@@ -23,17 +23,6 @@ pass on an unknown baseline; the importers opened for it are returned as
 not baselined, so their errors are not judged (not checked, named in the
 verdict) rather than blocking as if the run had made them.
 
-In a workspace whose analyzers check the open files only, where the
-counterfactual question can be asked (:mod:`rein.analysis.counterfactual`:
-no setting or environment changed, no file created), the importers are
-opened and not asked as they were (``lazy``): they are owed a baseline
-(:mod:`rein.analysis.owed_importers`), which the whole-workspace verdict
-settles as for a cold change: it asks them as they are, and the errors it
-finds in them are asked again with the changed files shown as they were
-(the counterfactual). Only the importers with errors are so asked twice;
-asking them all as they were first checked every importer twice (issue 32
-item 7).
-
 A file a command renamed (``mv``, ``git mv``) is a deleted path and a
 created one: the created file whose text is the deleted one's before the
 run, or nearly (:data:`RENAME_SIMILARITY` of its lines), was renamed from
@@ -82,19 +71,16 @@ async def baseline_command_changes(
     now: Callable[[str], Awaitable[str | None]],
     timeout_s: float,
     texts_before: Callable[[str], str | None] | None,
-    owe: Callable[[list[str]], None] | None = None,
 ) -> None:
     """Changed files in ``touched`` with no baseline in ``files`` (a command
     changed them: nobody announced it) get one from their text before the
     change (:func:`baselines_after_the_fact`), their importers join
     ``late``, and the importers whose baseline was not had ``unbaselined``
-    (not checked, never blocking as new). With ``owe`` (``lazy``: see the
-    module), the importers are not asked as they were: ``owe`` is given
-    them."""
+    (not checked, never blocking as new)."""
     if all(p in files for p in touched):
         return
     found, importers, unknown = await baselines_after_the_fact(
-        source, touched, files, late, now, timeout_s, texts_before, owe=owe
+        source, touched, files, late, now, timeout_s, texts_before
     )
     files.update(found)
     late.update(importers)
@@ -109,8 +95,6 @@ async def baselines_after_the_fact(
     now: Callable[[str], Awaitable[str | None]],
     timeout_s: float,
     texts_before: Callable[[str], str | None] | None = None,
-    *,
-    owe: Callable[[list[str]], None] | None = None,
 ) -> tuple[dict[str, FileBaseline], dict[str, tuple[Diagnostic, ...]], set[str]]:
     """Baselines for the changed files in ``touched`` that have none in
     ``files``, the diagnostics before the run of their importers opened
@@ -119,9 +103,7 @@ async def baselines_after_the_fact(
     module doc). ``now`` reads a file's text now (None: no such file);
     ``texts_before``: every file's text read before a command ran (a cold
     session's, :mod:`rein.analysis.cold_commands`), when the source does not
-    know a file's. With ``owe`` (``lazy``, see the module), when no file
-    was created, the importers opened are not asked nor returned: ``owe``
-    is given them once the changed files' baselines are had."""
+    know a file's."""
     if not (
         (isinstance(source, PriorTexts) or texts_before is not None)
         and isinstance(source, SettlingDiagnostics)
@@ -159,9 +141,7 @@ async def baselines_after_the_fact(
         if p not in touched and p not in files and p not in late
     ]
     shown = await with_tools_changes(before, touched, files, now)
-    lazy = owe is not None and not created
-    asked = [*before] if lazy else [*before, *opened]
-    snap = await source.snapshot_with(shown, asked, timeout_s)
+    snap = await source.snapshot_with(shown, [*before, *opened], timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
         return gone, {}, set(opened)
     found: dict[str, list[Diagnostic]] = {}
@@ -173,9 +153,6 @@ async def baselines_after_the_fact(
         )
         for p, text in before.items()
     }
-    if lazy and owe is not None:
-        owe(opened)
-        return baselines, {}, set()
     return baselines, {p: tuple(found.get(p, ())) for p in opened}, set()
 
 

@@ -74,7 +74,7 @@ from rein.analysis.reach_verdict import (
 )
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_baselines import RunBaselines
-from rein.analysis.run_texts import analysed, exists, reader, settings_changed
+from rein.analysis.run_texts import analysed, exists, reader
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -249,24 +249,17 @@ class AnalyzerGate:
         verdict = with_fallback(await self._judge(ctx, None, not_had), why)
         if verdict.blockers or (opened := open_files_only(self.diagnostics)) is None:
             return verdict
-        # Open files only: what the change can reach past the importers opened
-        # (and those the whole snapshot asked: owed.settled).
-        reached = await self._judge_reach(ctx, opened, verdict, b.owed.settled)
+        # Open files only: what the change can reach past the importers opened.
+        reached = await self._judge_reach(ctx, opened, verdict)
         return reached if isinstance(reached, GateOutcome) else not_reached(verdict, reached)
 
     async def _judge_reach(
-        self,
-        ctx: GateContext,
-        cold: FileByFileDiagnostics,
-        partial: GateOutcome,
-        also: Collection[str] = (),
+        self, ctx: GateContext, cold: FileByFileDiagnostics, partial: GateOutcome
     ) -> GateOutcome | str:
         """:func:`~rein.analysis.reach_verdict.judge_reach`, with ``changing``
-        held (the analyzers may be shown the changed files as they were);
-        ``also``: files ``partial`` judged besides the changed files and
-        their importers."""
+        held (the analyzers may be shown the changed files as they were)."""
         b = self.baselines
-        judged = {*ctx.touched, *b.late, *b.owed.paths, *b.unbaselined, *also}
+        judged = {*ctx.touched, *b.late, *b.owed.paths, *b.unbaselined}
         async with b.changing:
             return await judge_reach(
                 ReachJudging(
@@ -297,15 +290,7 @@ class AnalyzerGate:
         had, :meth:`_own_errors_first`)."""
         b = self.baselines
         b.unvalidated = True
-        # Changed files with no baseline (a command changed them) get one;
-        # open files only, their importers are owed theirs (judged on the
-        # whole snapshot, the errors in them asked as before the run).
-        lazy = (
-            cold is None
-            and open_files_only(self.diagnostics) is not None
-            and not b.environment_changed()
-            and not settings_changed(self.diagnostics, ctx.touched)
-        )
+        # Changed files with no baseline (a command changed them) get one.
         await baseline_command_changes(
             self.diagnostics,
             analysed(self.diagnostics, ctx.touched),
@@ -315,7 +300,6 @@ class AnalyzerGate:
             reader(ctx.workspace),
             self.settle_timeout_s,
             b.texts_before,
-            (lambda paths: b.owed.owe(paths, commanded=True)) if lazy else None,
         )
         unbaselined = await self._check_more_importers(ctx)
         unsure = await b.before_the_run(ctx, self.threshold) if cold is None else []
@@ -349,7 +333,7 @@ class AnalyzerGate:
                 ctx.generation,
                 self.settle_timeout_s,
                 b.progress,
-                {*b.late, *b.owed.settled, *b.owed.commanded} - ctx.touched,
+                {*b.late, *b.owed.settled} - ctx.touched,
             )
             not_had = owed_not_had or {}
         verdict = await self._outcome(

@@ -228,7 +228,6 @@ class RunBaselines:
             # for a later change, they get a baseline from then.
             for path in source.release_opened():
                 self.late.pop(path, None)
-                self.owed.settled.discard(path)
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         """See :meth:`~rein.analysis.gate.AnalyzerGate.before_change`. One
