@@ -95,6 +95,11 @@ async def test_a_cold_commands_unaffected_importer_is_checked_once(tmp_path: Pat
     assert _pulled(server, pool.root, "pkg/old.py", start) > 1
     assert gate.late.keys() == {"pkg/old.py", "pkg/user.py"}
     assert "pkg/clean.py" in gate.baselines.owed.paths  # asked as it was if it ever has errors
+    assert "3 importer(s) of the changed files checked" in outcome.detail  # clean.py too
+    # A resumed session keeps it a command's (judged with the changed files).
+    resumed = AnalyzerGate(pool, settle_timeout_s=BOUND_S)
+    resumed.import_state(gate.export_state())
+    assert resumed.baselines.owed.commanded == {"pkg/clean.py"}
 
 
 async def test_an_importer_left_unasked_is_judged_against_the_state_before_the_run(
@@ -120,3 +125,45 @@ async def test_an_importer_left_unasked_is_judged_against_the_state_before_the_r
     assert blocked == [("pkg/clean.py", 0), ("pkg/old.py", 0), ("pkg/user.py", 0)], blocked
     assert outcome.unverified is None, outcome.unverified
     assert "pkg/clean.py" not in gate.baselines.owed.paths
+
+
+async def test_an_unasked_importer_broken_by_a_later_command_that_deletes_blocks(
+    tmp_path: Path,
+) -> None:
+    # clean.py had no error at the first verdict: it stays owed. A second
+    # command deletes rv.py (a changed file) and so breaks clean.py. Its
+    # baseline is asked before that command, while rv.py can still be
+    # shown as it was: its error blocks (as on main). Old: a command's
+    # owed importers were not asked before a later command, and once rv.py
+    # was gone clean.py's was "not had": unverified, no blocker, never a
+    # repair.
+    pool, server, gate = await _cold_session(tmp_path)
+    workspace = DiskWorkspace(pool.root)
+    await gate.on_run_start(0)
+    root = pool.root
+
+    def rename() -> None:
+        (root / "pkg/rv.py").write_text(AFTER)
+
+    def delete() -> None:
+        (root / "pkg/rv.py").unlink()
+        (root / "pkg/user.py").write_text("x = 1\n")
+
+    steps = ((rename, {"pkg/rv.py"}), (delete, {"pkg/rv.py", "pkg/user.py"}))
+    for generation, (edit, paths) in enumerate(steps, 1):
+        await asyncio.wait_for(gate.before_change((), workspace), BOUND_S)
+        edit()
+        change = Mutation(generation, tuple(sorted(paths)), "external")
+        pool.on_mutation(change)
+        gate.on_change(change)
+        outcome = await asyncio.wait_for(
+            gate.check(GateContext(generation, frozenset(paths), workspace)), BOUND_S
+        )
+        if generation == 1:
+            assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/user.py", 0)]
+            assert "pkg/clean.py" in gate.baselines.owed.paths
+    blocked = sorted((b.path, b.line) for b in outcome.blockers)
+    # old.py's line 1 was broken before the run; its line 0 and clean.py's
+    # by the deletion.
+    assert blocked == [("pkg/clean.py", 0), ("pkg/old.py", 0)], (blocked, outcome.detail)
+    assert outcome.unverified is None, outcome.unverified

@@ -326,6 +326,8 @@ class AnalyzerGate:
                     return first  # the importers wait for the next verdict
             snap, not_had = await self._owed_asked_after(ctx, cold)
             settled = True  # a late answer makes the snapshot stale
+            # Owed importers asked as they are without errors were judged.
+            judged = b.owed.paths - ctx.touched - set(not_had)
         else:
             snap, settled = await whole_snapshot(
                 self.diagnostics,
@@ -336,8 +338,16 @@ class AnalyzerGate:
                 {*b.late, *b.owed.settled} - ctx.touched,
             )
             not_had = owed_not_had or {}
+            judged = set()
         verdict = await self._outcome(
-            ctx, snap, settled, cold is not None, unbaselined, unsure, not_had=not_had
+            ctx,
+            snap,
+            settled,
+            cold is not None,
+            unbaselined,
+            unsure,
+            not_had=not_had,
+            judged=judged,
         )
         note = outside_note(b.outside) if cold is None else ""
         return replace(verdict, detail=f"{verdict.detail}; {note}") if note else verdict
@@ -376,8 +386,10 @@ class AnalyzerGate:
         unsure: list[str],
         owed: Collection[str] = (),
         not_had: Mapping[str, str] | None = None,
+        judged: Collection[str] = (),
     ) -> GateOutcome:
-        """The verdict on ``snap`` (:func:`~rein.analysis.outcome.outcome_of`)."""
+        """The verdict on ``snap`` (:func:`~rein.analysis.outcome.outcome_of`;
+        ``judged``: importers checked without a baseline, counted too)."""
         b = self.baselines
         judging = Judging(
             gate=self.name,
@@ -386,7 +398,7 @@ class AnalyzerGate:
             files=b.files,
             baseline=b.baseline,
             baseline_of=b.baseline_of,
-            importers=set(b.late) | b.owed.settled,
+            importers=set(b.late) | b.owed.settled | set(judged),
             settle_timeout_s=self.settle_timeout_s,
             before_and_now=lambda: b.before_and_now(ctx),
             environment_changed=b.environment_changed(),

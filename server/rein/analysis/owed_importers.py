@@ -14,12 +14,12 @@ with none has nothing that could block, whatever its baseline (issue 32
 item 7: a command edit's importers were checked twice, as they were and
 as they are; on sympy that was most of a command edit's verdict). Such an
 importer stays owed: a later verdict that finds errors in it asks then,
-from the same texts before the run. A command's importers are not asked
-before a later command (a write's are, while the changed files can still
-be shown): a command is announced without its paths, so every command
-would ask them all; if one deletes a changed file, an owed importer with
-errors is not had (a changed file is gone) and the verdict is unverified,
-never a pass."""
+from the same texts before the run. Every owed importer, a command's as a
+write's, is asked before a later deletion, rename or command, while the
+changed files can still be shown as they were (a command is announced
+without its paths: it may delete one, and an importer it then breaks must
+block, not be "not had"); an importer without errors is so asked at most
+once per run, as every one was at its command before."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class OwedImporters:
         self.settled: set[str] = set()
         #: Of ``paths``, a cold command's importers: judged with the
         #: changed files (no verdict on the changed files' own errors
-        #: first) and not asked before a later command.
+        #: first).
         self.commanded: set[str] = set()
 
     def owe(self, paths: Collection[str], *, commanded: bool = False) -> None:
@@ -67,11 +67,6 @@ class OwedImporters:
         """The owed importers for which a verdict asks the changed files'
         own errors first: a write's (a command's are judged with them)."""
         return self.paths - self.commanded - set(touched)
-
-    def before_a_change(self, command: bool) -> set[str]:
-        """The owed importers asked before a deletion, a rename or a
-        command (``command``: a cold command's importers are not)."""
-        return self.paths - self.commanded if command else set(self.paths)
 
     async def ask(
         self,

@@ -197,7 +197,11 @@ class RunBaselines:
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
         changes (:mod:`rein.analysis.gate_state`)."""
-        return {**exported(self.files, self.late), "owed": sorted(self.owed.paths)}
+        return {
+            **exported(self.files, self.late),
+            "owed": sorted(self.owed.paths),
+            "owed_commanded": sorted(self.owed.commanded),
+        }
 
     def import_state(self, data: dict[str, Any]) -> None:
         files, late = imported(data)
@@ -205,7 +209,8 @@ class RunBaselines:
         self.late.update(late)
         # Owed importers are judged on the snapshot taken after the change:
         # their baseline is asked as before the run there.
-        self.owed.paths.update(data.get("owed", ()))
+        self.owed.owe(data.get("owed", ()))
+        self.owed.commanded |= self.owed.paths & set(data.get("owed_commanded", ()))
         self._after_change = self._after_change or bool(self.owed.paths)
         self.unvalidated = bool(self.files) or self.unvalidated
         self.installed = True  # what was installed before the store is not known
@@ -239,12 +244,15 @@ class RunBaselines:
         cold = self.cold()
         self.commanded = self.commanded or not paths
         source = self.diagnostics
-        asked = self.owed.before_a_change(command=not paths)
-        if asked and not isinstance(paths, Writes) and isinstance(source, FileByFileDiagnostics):
-            # A deletion, a rename or a command may take a written file
-            # away: its importers are baselined while it can still be shown
-            # (a command's importers are not: :mod:`rein.analysis.owed_importers`).
-            await self.ask_owed(self.files, workspace, source, asked)
+        if (
+            self.owed.paths
+            and not isinstance(paths, Writes)
+            and isinstance(source, FileByFileDiagnostics)
+        ):
+            # A deletion, a rename or a command may take a changed file
+            # away: its importers (a write's or a command's) are baselined
+            # while it can still be shown.
+            await self.ask_owed(self.files, workspace, source)
         if not paths and isinstance(cold, FileByFileCounterfactual):
             # A command in a cold session: what it changes is judged file by
             # file, from the texts read now; the snapshot comes after it.
