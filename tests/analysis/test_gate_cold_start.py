@@ -208,7 +208,12 @@ async def test_a_command_in_a_cold_session_is_judged_file_by_file() -> None:
     # sed -i's own temporary file came and went.
     ctx = GateContext(1, frozenset({"pkg/a.py", "pkg/sedX1"}), workspace)
     first = await gate.check(ctx)
-    assert "snapshot_files_with pkg/a.py -> pkg/a.py pkg/b.py" in source.log
+    # a.py as it was; a.py and b.py as they are; b.py (an error) as before.
+    assert source.log[-3:] == [
+        "snapshot_files_with pkg/a.py -> pkg/a.py",
+        "snapshot pkg/a.py pkg/b.py pkg/sedX1",
+        "snapshot_files_with pkg/a.py -> pkg/b.py",
+    ]
     assert "partial: judged on the changed files and their importers" in first.detail
     assert lines(first) == [("pkg/b.py", 0)], first.detail
 
@@ -350,8 +355,8 @@ async def test_a_written_files_importers_are_baselined_at_the_verdict_that_needs
     analysis), though a verdict that blocks on the file's own error never
     looks at them. Now only the file is asked before the write; its
     importers' baseline is asked, with the analyzers shown the file as it
-    was, by the verdict that needs it: b.py's old error does not block,
-    its new one does."""
+    was, by the verdict that needs it, after it asked b.py as it is (it
+    has errors): b.py's old error does not block, its new one does."""
     workspace, source, gate = cold_world()
     source.diagnostics = [OLD, B_OLD]
     await gate.on_run_start(0)
@@ -365,8 +370,8 @@ async def test_a_written_files_importers_are_baselined_at_the_verdict_that_needs
     assert lines(outcome) == [("pkg/b.py", 0)], outcome.detail
     assert source.log[asked_before:] == [
         "snapshot pkg/a.py",  # its own errors first: none
-        "snapshot_files_with pkg/a.py -> pkg/b.py",  # b.py as before the write
         "snapshot pkg/a.py pkg/b.py",
+        "snapshot_files_with pkg/a.py -> pkg/b.py",  # b.py (errors) as before the write
     ]
     assert gate.late == {"pkg/b.py": (B_OLD,)}
 

@@ -53,7 +53,11 @@ async def test_a_cold_commands_baseline_is_asked_when_it_ends_not_at_the_verdict
     )
     assert lines(outcome) == [("pkg/b.py", 0)], outcome.detail  # b.py's new error only
     shown = [line for line in source.log if line.startswith("snapshot_files_with")]
-    assert shown == ["snapshot_files_with pkg/a.py -> pkg/a.py pkg/b.py"]  # asked once
+    # a.py as it was when the command ended; b.py (an error) after the verdict.
+    assert shown == [
+        "snapshot_files_with pkg/a.py -> pkg/a.py",
+        "snapshot_files_with pkg/a.py -> pkg/b.py",
+    ]
 
 
 async def test_a_tools_change_or_a_warm_session_starts_nothing() -> None:

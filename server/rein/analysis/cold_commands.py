@@ -7,10 +7,14 @@ is not known before. So, while the whole-workspace snapshot is still being
 taken, a command does not wait for it: every file's text is read before the
 command runs (:meth:`~rein.harness.gating.gate_types.FileByFileCounterfactual.
 read_texts`, the texts a command could change), and at the verdict the
-files it changed get what a tool's change gets: each changed file and its
-importers are opened, and their diagnostics asked for file by file with the
-analyzers shown the changed files as they were before the run (the
-baseline), then as they are (the verdict, partial like a tool's first).
+files it changed get what a tool's write gets: each changed file and its
+importers are opened, the changed files' diagnostics asked for with the
+analyzers shown them as they were before the run (their baseline), and the
+importers are owed theirs (:mod:`rein.analysis.owed_importers`): the
+verdict asks the changed files and the importers as they are (partial like
+a tool's first), then, with the changed files shown as they were, only
+the importers in which it found errors. An importer with none has nothing
+that could block: asking it as it was too checked every importer twice.
 
 A path that neither was nor is a file (``sed -i``'s own temporary file) is
 one that does not exist. A command that created a file (even an empty one:
@@ -70,13 +74,13 @@ async def command_baselines(
     now: Callable[[str], Awaitable[str | None]],
     timeout_s: float,
     progress: ProgressReporter | None,
-) -> tuple[dict[str, FileBaseline], dict[str, tuple[Diagnostic, ...]]] | None:
+) -> tuple[dict[str, FileBaseline], list[str]] | None:
     """Baselines for the changed files in ``touched`` that have none in
     ``files`` (a command changed them), from their texts before the command
-    (``texts_before``), and the diagnostics before the run of their
-    importers opened now (for ``late``). None when they cannot be had so
-    (see the module doc). ``now`` reads a file's text now (None: no such
-    file; "" is an empty one)."""
+    (``texts_before``), and their importers opened now, not asked (owed a
+    baseline: :mod:`rein.analysis.owed_importers`). None when they cannot
+    be had so (see the module doc). ``now`` reads a file's text now (None:
+    no such file; "" is an empty one)."""
     if texts_before is None or not isinstance(source, FileByFileCounterfactual):
         return None
     changed: list[str] = []
@@ -100,10 +104,10 @@ async def command_baselines(
     # Every changed file as it was before the run (a tool's too).
     shown = await with_tools_changes(before, touched, files, now)
     snap = await reported(
-        source.snapshot_files_with(shown, [*changed, *importers], timeout_s),
+        source.snapshot_files_with(shown, changed, timeout_s),
         progress,
-        f"the analyzers: {describe(changed)} and their importers before the command's change",
-        len(changed) + len(importers),
+        f"the analyzers: {describe(changed)} before the command's change",
+        len(changed),
     )
     if snap.blind is not None or snap.stale:
         return None
@@ -111,4 +115,4 @@ async def command_baselines(
     for d in snap.diagnostics:
         found.setdefault(d.path, []).append(d)
     baselines = {p: FileBaseline(p, text, tuple(found.get(p, ()))) for p, text in before.items()}
-    return {**gone, **baselines}, {p: tuple(found.get(p, ())) for p in importers}
+    return {**gone, **baselines}, importers

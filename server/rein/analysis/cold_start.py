@@ -219,13 +219,13 @@ async def owed_baselines(
 async def verdict_snapshot(
     cold: FileByFileDiagnostics,
     touched: Collection[str],
-    late: Mapping[str, Sequence[Diagnostic]],
+    importers: Collection[str],
     timeout_s: float,
     progress: ProgressReporter | None,
 ) -> DiagnosticsSnapshot:
-    """The changed files' and their baselined importers' diagnostics, asked
-    for afresh (stale when an analyzer did not answer in time)."""
-    paths = sorted({*touched, *late})
+    """The changed files' and their importers' diagnostics, asked for
+    afresh (stale when an analyzer did not answer in time)."""
+    paths = sorted({*touched, *importers})
     return await reported(
         cold.snapshot_files(paths, timeout_s),
         progress,

@@ -3,8 +3,9 @@ ends.
 
 In a cold session a command's changes are judged file by file
 (:mod:`rein.analysis.cold_commands`): their baseline is the changed files'
-and their importers' diagnostics with the analyzers shown the files as
-they were before the command, then the verdict asks them as they are. The
+diagnostics with the analyzers shown the files as they were before the
+command (their importers are opened and owed theirs, asked only where the
+verdict finds errors), then the verdict asks them as they are. The
 baseline needs nothing the verdict brings: the texts before the command
 were read before it ran, and which files it changed is known once the disk
 watcher has seen them (the run's changes, told to the gates after each
@@ -27,6 +28,7 @@ from typing import Any
 
 from rein.analysis.baselines import FileBaseline
 from rein.analysis.cold_commands import command_baselines
+from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.run_texts import analysed, reader
 from rein.harness.gating.gate_types import (
     FileByFileCounterfactual,
@@ -42,7 +44,7 @@ __all__ = ["BaselineAhead", "baseline_ahead"]
 log = logging.getLogger("rein.analysis.gate")
 
 #: What a verdict that waits for it says.
-WAITING = "the analyzers: the command's changed files and their importers before it"
+WAITING = "the analyzers: the command's changed files before it"
 
 
 class BaselineAhead:
@@ -72,6 +74,7 @@ class BaselineAhead:
         changing: asyncio.Lock,
         files: dict[str, FileBaseline],
         late: dict[str, tuple[Diagnostic, ...]],
+        owed: OwedImporters,
         timeout_s: float,
     ) -> None:
         """A command's change in a cold session (``external``: the disk
@@ -90,7 +93,15 @@ class BaselineAhead:
         if paths:
             self.start(
                 baseline_ahead(
-                    changing, cold, texts_before, paths, files, late, reader(workspace), timeout_s
+                    changing,
+                    cold,
+                    texts_before,
+                    paths,
+                    files,
+                    late,
+                    owed,
+                    reader(workspace),
+                    timeout_s,
                 )
             )
 
@@ -134,13 +145,14 @@ async def baseline_ahead(
     paths: Sequence[str],
     files: dict[str, FileBaseline],
     late: dict[str, tuple[Diagnostic, ...]],
+    owed: OwedImporters,
     now: Callable[[str], Awaitable[str | None]],
     timeout_s: float,
 ) -> None:
-    """The baseline of ``paths`` (a command changed them) and of their
-    importers, into the gate's ``files`` and ``late``
-    (:func:`~rein.analysis.cold_commands.command_baselines`), with the
-    gate's change lock (``changing``) held."""
+    """The baseline of ``paths`` (a command changed them), into the gate's
+    ``files``; their importers not baselined yet (in ``late``) are
+    ``owed`` theirs (:func:`~rein.analysis.cold_commands.command_baselines`),
+    with the gate's change lock (``changing``) held."""
     async with changing:
         touched = {*paths, *files}  # a tool's changed files are shown as they were too
         found = await command_baselines(
@@ -155,4 +167,4 @@ async def baseline_ahead(
         )
     if found is not None:
         files.update({p: b for p, b in found[0].items() if p not in files})
-        late.update({p: d for p, d in found[1].items() if p not in files})
+        owed.owe([p for p in found[1] if p not in files and p not in late], commanded=True)

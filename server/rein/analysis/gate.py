@@ -221,7 +221,8 @@ class AnalyzerGate:
             )
             if found is not None:
                 b.files.update(found[0])
-                b.late.update(found[1])
+                owed = [p for p in found[1] if p not in b.files and p not in b.late]
+                b.owed.owe(owed, commanded=True)
         why: str | None = None
         if cold is not None and all(p in b.files for p in touched):
             partial = await self._judge(ctx, cold)
@@ -236,7 +237,7 @@ class AnalyzerGate:
             if not await taken_in_time(b.snapshot.task, self.settle_timeout_s, b.progress):
                 return with_fallback(not_past_the_importers(partial, self.settle_timeout_s), why)
         not_had: dict[str, str] | None = None
-        first = open_files_only(self.diagnostics) if b.owed.paths - ctx.touched else None
+        first = open_files_only(self.diagnostics) if b.owed.first(ctx.touched) else None
         if cold is None and first is not None:
             # Open files only, a write's importers owed: its own errors first.
             verdict, not_had = await self._own_errors_first(ctx, first)
@@ -307,13 +308,15 @@ class AnalyzerGate:
             # (before_the_run): owed importers it settled are owed no more.
             b.owed.settled |= b.owed.paths - set(unsure)
             b.owed.paths &= set(unsure)
+            b.owed.commanded &= b.owed.paths
         await self._tell_environment()
         if cold is not None:
             # Importers owed a baseline (a cold write's) are asked only when
             # the changed files' own errors do not block; those baselined
             # already are asked with the changed files (asked one after the
-            # other, the importers' answers would wait a second time).
-            if b.owed.paths - ctx.touched:
+            # other, the importers' answers would wait a second time); a
+            # cold command's are asked with them.
+            if b.owed.first(ctx.touched):
                 importers = {*b.late, *b.owed.paths} - ctx.touched
                 own = await changed_files_first(
                     cold, ctx.touched, self.settle_timeout_s, b.progress
@@ -321,12 +324,10 @@ class AnalyzerGate:
                 first = await self._outcome(ctx, own, True, True, unbaselined, unsure, importers)
                 if first.blockers:
                     return first  # the importers wait for the next verdict
-            async with b.changing:
-                not_had = await b.ask_owed(ctx.touched, ctx.workspace, cold)
-            snap = await verdict_snapshot(
-                cold, ctx.touched, b.late, self.settle_timeout_s, b.progress
-            )
+            snap, not_had = await self._owed_asked_after(ctx, cold)
             settled = True  # a late answer makes the snapshot stale
+            # Owed importers asked as they are without errors were judged.
+            judged = b.owed.paths - ctx.touched - set(not_had)
         else:
             snap, settled = await whole_snapshot(
                 self.diagnostics,
@@ -337,11 +338,43 @@ class AnalyzerGate:
                 {*b.late, *b.owed.settled} - ctx.touched,
             )
             not_had = owed_not_had or {}
+            judged = set()
         verdict = await self._outcome(
-            ctx, snap, settled, cold is not None, unbaselined, unsure, not_had=not_had
+            ctx,
+            snap,
+            settled,
+            cold is not None,
+            unbaselined,
+            unsure,
+            not_had=not_had,
+            judged=judged,
         )
         note = outside_note(b.outside) if cold is None else ""
         return replace(verdict, detail=f"{verdict.detail}; {note}") if note else verdict
+
+    async def _owed_asked_after(
+        self, ctx: GateContext, cold: FileByFileDiagnostics
+    ) -> tuple[DiagnosticsSnapshot, dict[str, str]]:
+        """The changed files and their importers asked as they are, then
+        the baseline of the owed importers in which errors were found
+        (:mod:`rein.analysis.owed_importers`); an owed importer without
+        errors is judged (nothing of it can block) and stays owed. Returns
+        the snapshot without the importers whose baseline was not had, and
+        those with why (the verdict is unverified)."""
+        b = self.baselines
+        owed = b.owed.paths - ctx.touched
+        snap = await verdict_snapshot(
+            cold, ctx.touched, {*b.late, *owed}, self.settle_timeout_s, b.progress
+        )
+        with_errors = {
+            d.path for d in snap.diagnostics if d.path in owed and d.severity <= self.threshold
+        }
+        async with b.changing:
+            not_had = await b.ask_owed(ctx.touched, ctx.workspace, cold, with_errors)
+        if not_had:
+            kept = tuple(d for d in snap.diagnostics if d.path not in not_had)
+            snap = replace(snap, diagnostics=kept)
+        return snap, not_had
 
     async def _outcome(
         self,
@@ -353,8 +386,10 @@ class AnalyzerGate:
         unsure: list[str],
         owed: Collection[str] = (),
         not_had: Mapping[str, str] | None = None,
+        judged: Collection[str] = (),
     ) -> GateOutcome:
-        """The verdict on ``snap`` (:func:`~rein.analysis.outcome.outcome_of`)."""
+        """The verdict on ``snap`` (:func:`~rein.analysis.outcome.outcome_of`;
+        ``judged``: importers checked without a baseline, counted too)."""
         b = self.baselines
         judging = Judging(
             gate=self.name,
@@ -363,7 +398,7 @@ class AnalyzerGate:
             files=b.files,
             baseline=b.baseline,
             baseline_of=b.baseline_of,
-            importers=set(b.late) | b.owed.settled,
+            importers=set(b.late) | b.owed.settled | set(judged),
             settle_timeout_s=self.settle_timeout_s,
             before_and_now=lambda: b.before_and_now(ctx),
             environment_changed=b.environment_changed(),

@@ -3,7 +3,23 @@ baseline was not taken before the write (:func:`~rein.analysis.cold_start.
 file_baseline`'s ``importers_later``). Each is asked, with the analyzers
 shown every changed file as it was (:func:`~rein.analysis.cold_start.
 owed_baselines`), at the verdict that needs it; it stays owed until it is
-had (a verdict without it is unverified)."""
+had (a verdict without it is unverified).
+
+A cold command's importers are owed theirs too
+(:mod:`rein.analysis.command_ahead`: only the changed files are asked as
+they were when the command ends). A verdict asks the owed importers as
+they are with the changed files, and then, with the changed files shown as
+they were, only those in which it found errors (``only``): an importer
+with none has nothing that could block, whatever its baseline (issue 32
+item 7: a command edit's importers were checked twice, as they were and
+as they are; on sympy that was most of a command edit's verdict). Such an
+importer stays owed: a later verdict that finds errors in it asks then,
+from the same texts before the run. Every owed importer, a command's as a
+write's, is asked before a later deletion, rename or command, while the
+changed files can still be shown as they were (a command is announced
+without its paths: it may delete one, and an importer it then breaks must
+block, not be "not had"); an importer without errors is so asked at most
+once per run, as every one was at its command before."""
 
 from __future__ import annotations
 
@@ -26,6 +42,31 @@ class OwedImporters:
         #: Those the whole-workspace snapshot baselined as before the run
         #: instead (judged: counted among the importers checked).
         self.settled: set[str] = set()
+        #: Of ``paths``, a cold command's importers: judged with the
+        #: changed files (no verdict on the changed files' own errors
+        #: first).
+        self.commanded: set[str] = set()
+
+    def owe(self, paths: Collection[str], *, commanded: bool = False) -> None:
+        """``paths`` are owed a baseline (a cold write's importers, or a
+        cold command's: ``commanded``)."""
+        new = set(paths) - self.paths
+        self.paths |= new
+        if commanded:
+            self.commanded |= new
+
+    def discard(self, path: str) -> None:
+        self.paths.discard(path)
+        self.commanded.discard(path)
+
+    def clear(self) -> None:
+        self.paths.clear()
+        self.commanded.clear()
+
+    def first(self, touched: Collection[str]) -> set[str]:
+        """The owed importers for which a verdict asks the changed files'
+        own errors first: a write's (a command's are judged with them)."""
+        return self.paths - self.commanded - set(touched)
 
     async def ask(
         self,
@@ -36,13 +77,18 @@ class OwedImporters:
         workspace: Workspace | None,
         timeout_s: float,
         progress: ProgressReporter | None,
+        only: Collection[str] | None = None,
     ) -> dict[str, str]:
-        """The owed importers' baselines join ``late``; returns those not
-        had this time, with why (they stay owed: asked again at the next
-        verdict). Called with the gate's ``_changing`` held."""
+        """The owed importers' baselines (those in ``only`` when given)
+        join ``late``; returns those not had this time, with why (they stay
+        owed: asked again at the next verdict). Called with the gate's
+        ``_changing`` held."""
+        asked = self.paths if only is None else self.paths & set(only)
+        if not asked:
+            return {}
         found, unknown = await owed_baselines(
             cold,
-            self.paths,
+            asked,
             touched,
             files,
             reader(workspace),
@@ -52,4 +98,5 @@ class OwedImporters:
         )
         late.update(found)
         self.paths -= set(found)
+        self.commanded -= set(found)
         return unknown

@@ -21,8 +21,9 @@
   before the change; a cold write's importers are owed theirs
   (:mod:`rein.analysis.owed_importers`) until a verdict needs it.
 * A command in a cold session: every file's text read before it ran
-  (:mod:`rein.analysis.cold_commands`), its changes' baseline asked as soon
-  as it ended (:mod:`rein.analysis.command_ahead`).
+  (:mod:`rein.analysis.cold_commands`), its changed files' baseline asked
+  as soon as it ended (:mod:`rein.analysis.command_ahead`); their
+  importers are owed theirs, asked only where a verdict finds errors.
 * A run-start snapshot taken after a cold change is corrected: the files
   with errors in it get their baseline as before the run
   (:func:`~rein.analysis.cold_start.corrected_baseline`).
@@ -196,7 +197,11 @@ class RunBaselines:
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
         changes (:mod:`rein.analysis.gate_state`)."""
-        return {**exported(self.files, self.late), "owed": sorted(self.owed.paths)}
+        return {
+            **exported(self.files, self.late),
+            "owed": sorted(self.owed.paths),
+            "owed_commanded": sorted(self.owed.commanded),
+        }
 
     def import_state(self, data: dict[str, Any]) -> None:
         files, late = imported(data)
@@ -204,7 +209,8 @@ class RunBaselines:
         self.late.update(late)
         # Owed importers are judged on the snapshot taken after the change:
         # their baseline is asked as before the run there.
-        self.owed.paths.update(data.get("owed", ()))
+        self.owed.owe(data.get("owed", ()))
+        self.owed.commanded |= self.owed.paths & set(data.get("owed_commanded", ()))
         self._after_change = self._after_change or bool(self.owed.paths)
         self.unvalidated = bool(self.files) or self.unvalidated
         self.installed = True  # what was installed before the store is not known
@@ -214,7 +220,7 @@ class RunBaselines:
         """Every change passed: the next changes get fresh baselines."""
         self.files.clear()
         self.unbaselined.clear()
-        self.owed.paths.clear()
+        self.owed.clear()
         self.texts_before = None
         self.unvalidated = False
         self.installed = False
@@ -243,8 +249,9 @@ class RunBaselines:
             and not isinstance(paths, Writes)
             and isinstance(source, FileByFileDiagnostics)
         ):
-            # A deletion, a rename or a command may take a written file
-            # away: its importers are baselined while it can still be shown.
+            # A deletion, a rename or a command may take a changed file
+            # away: its importers (a write's or a command's) are baselined
+            # while it can still be shown.
             await self.ask_owed(self.files, workspace, source)
         if not paths and isinstance(cold, FileByFileCounterfactual):
             # A command in a cold session: what it changes is judged file by
@@ -277,7 +284,7 @@ class RunBaselines:
         """A command's change in a cold session: its files' baseline is
         taken now, in the background
         (:meth:`~rein.analysis.command_ahead.BaselineAhead.on_change`)."""
-        ahead = (self.changing, self.files, self.late, self.settle_timeout_s)
+        ahead = (self.changing, self.files, self.late, self.owed, self.settle_timeout_s)
         self.ahead.on_change(
             mutation,
             self.diagnostics,
@@ -317,7 +324,7 @@ class RunBaselines:
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
                 self.late[other] = diagnostics
-        self.owed.paths.update(p for p in found.owed if p not in self.files and p not in self.late)
+        self.owed.owe([p for p in found.owed if p not in self.files and p not in self.late])
         before = await before_earlier_changes(
             path,
             text,
@@ -329,7 +336,7 @@ class RunBaselines:
             self.settle_timeout_s,
             self.progress,
         )
-        self.owed.paths.discard(path)  # a changed file now, judged on its own baseline
+        self.owed.discard(path)  # a changed file now, judged on its own baseline
         return found.baseline if before is None else replace(found.baseline, diagnostics=before)
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
@@ -342,11 +349,22 @@ class RunBaselines:
         return late if late is not None else self._by_path.get(self.baseline, path)
 
     async def ask_owed(
-        self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics
+        self,
+        touched: Collection[str],
+        workspace: Workspace | None,
+        cold: FileByFileDiagnostics,
+        only: Collection[str] | None = None,
     ) -> dict[str, str]:
         """:meth:`OwedImporters.ask`; the caller holds ``changing``."""
         return await self.owed.ask(
-            cold, touched, self.files, self.late, workspace, self.settle_timeout_s, self.progress
+            cold,
+            touched,
+            self.files,
+            self.late,
+            workspace,
+            self.settle_timeout_s,
+            self.progress,
+            only,
         )
 
     async def before_the_run(self, ctx: GateContext, threshold: int) -> list[str]:
