@@ -40,7 +40,11 @@ class Case:
     selected: int = 0
     total: int = 0
     run_all: bool = False
+    #: The wait at ``check`` (after the model's turn, the bench's ``--turn-s``).
     verdict_s: float = 0.0
+    #: The judgement's own time (made ahead or at ``check``; None: no
+    #: judgement ran, the verdict said so at once).
+    judgement_s: float | None = None
     self_cpu_s: float = 0.0
     child_cpu_s: float = 0.0
     detail: str = ""
@@ -95,6 +99,9 @@ def summarize(
     recall = round(sum(c.caught for c in cases) / len(cases), 3) if cases else None
     precision = round((blockers - false) / blockers, 3) if blockers else None
     ratio = round(verdict / full_s, 2) if verdict is not None and full_s else None
+    # The judgement's own time: the wait with no model turn to judge in.
+    own = [c.verdict_s if c.judgement_s is None else c.judgement_s for c in cases]
+    judgement = statistics.median(own) if own else None
     repairs = [c.repair_s for c in cases if c.repair_s is not None]
     covered = [c.verdict_s for c in cases if c.by_coverage]
     return {
@@ -124,6 +131,10 @@ def summarize(
         "full_suite_s": round(full_s, 2),
         "truth_s_p50": round(statistics.median(c.truth_s for c in cases), 2) if cases else None,
         "verdict_over_full": ratio,
+        "judgement_s_p50": round(judgement, 2) if judgement is not None else None,
+        "judgement_over_full": round(judgement / full_s, 2)
+        if judgement is not None and full_s
+        else None,
         "phases_p50": phases_p50(cases),
         "repair_verdict_s_p50": round(statistics.median(repairs), 2) if repairs else None,
         "repair_blockers": sum(c.repair_blockers for c in cases),
@@ -162,6 +173,8 @@ _TABLE = (
     ("verdict p50 s", "verdict_s_p50"),
     ("full suite s", "full_suite_s"),
     ("ratio", "verdict_over_full"),
+    ("judgement p50 s", "judgement_s_p50"),
+    ("judgement ratio", "judgement_over_full"),
     ("clean p50 s", "clean_verdict_s_p50"),
     ("clean ratio", "clean_over_full"),
     ("repair p50 s", "repair_verdict_s_p50"),

@@ -35,6 +35,7 @@ __all__ = [
     "ProgressReporter",
     "ReadInputs",
     "ReportingGate",
+    "RunEndListener",
     "StatefulGate",
     "UnsavedDocuments",
     "ValidationListener",
@@ -154,6 +155,16 @@ class ReportingGate(Protocol):
         """The run ended: stop the background work no change waited for
         (its requests are cancelled)."""
         ...
+
+
+@runtime_checkable
+class RunEndListener(Protocol):
+    """A gate that works for a verdict before it is asked for one (the tests
+    gate judges while the model takes its turn, :class:`ChangeObserver`),
+    told when the run ends (any status: an abort too) to stop that work.
+    A :class:`ReportingGate` is told by its own ``on_run_end``."""
+
+    def on_run_end(self) -> None: ...
 
 
 @runtime_checkable
