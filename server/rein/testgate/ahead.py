@@ -30,9 +30,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rein.harness.errors import ReinError
 from rein.harness.gating.gate_types import GateOutcome
@@ -149,7 +150,10 @@ class Judged:
 #: What the gate gives :class:`Ahead` to start a judgement: the run's
 #: changed paths and the generation of the last change -> the judgement's
 #: key and a coroutine making it (None: no judgement to make now).
-Starter = Callable[[Sequence[str], int], Awaitable[tuple[JudgementKey, Awaitable[Judged]] | None]]
+Starter = Callable[
+    [Sequence[str], int],
+    Awaitable[tuple[JudgementKey, Coroutine[Any, Any, Judged]] | None],
+]
 
 
 class Ahead:
@@ -175,6 +179,9 @@ class Ahead:
         self._stopping: set[asyncio.Task[object]] = set()
         #: How many judgements were started ahead (for tests and the bench).
         self.started = 0
+        #: Held by the judgement judging (ahead, or the verdict's own): one
+        #: at a time in the gate's shadow trees.
+        self.judging = asyncio.Lock()
 
     def forget(self) -> None:
         """A new run or a validation: no change is the run's yet; what
@@ -210,8 +217,15 @@ class Ahead:
         if started is None:
             return
         key, judgement = started
-        self._key, self._task = key, asyncio.ensure_future(judgement)
+        self._key, self._task = key, asyncio.ensure_future(self._judge(judgement))
         self.started += 1
+
+    async def _judge(self, judgement: Coroutine[Any, Any, Judged]) -> Judged:
+        try:
+            async with self.judging:
+                return await judgement
+        finally:
+            judgement.close()  # cancelled before it started: never awaited
 
     async def take(self, key: JudgementKey) -> Judged | None:
         """The judgement made ahead when its key is ``key`` (awaited if it

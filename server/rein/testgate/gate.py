@@ -68,7 +68,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -340,7 +340,8 @@ class TestGate:
         else:
             if not fresh:  # a judgement ahead for other inputs was stopped
                 self.runs.reset()
-            judged = await self._judged(changed, overlay, started)
+            async with self.ahead.judging:
+                judged = await self._judged(changed, overlay, started)
         outcome = judged.outcome
         unsaved = await unsaved_imported(self.root, workspace, changed, judged.files)
         if unsaved:
@@ -356,7 +357,7 @@ class TestGate:
 
     async def _ahead_start(
         self, touched: Sequence[str], generation: int
-    ) -> tuple[JudgementKey, Awaitable[Judged]] | None:
+    ) -> tuple[JudgementKey, Coroutine[Any, Any, Judged]] | None:
         """The key of the judgement :class:`Ahead` makes now (its inputs read
         as :meth:`check` reads them, but from the disk: a client's read has
         effects of its own) and its coroutine; None: no test would run, or
