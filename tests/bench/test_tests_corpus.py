@@ -85,7 +85,20 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     # seed narrowed to the tests naming it, and every run by the warm pytest;
     # the gate's own time before the first run, from its end to the verdict.
     runs = {name.partition("_")[0] for name in row["phases_p50"]}
-    assert runs == {"select", "narrow", "first", "baseline", "after", "waves", "confirmed", "own"}
+    # and the judgement's own time (judged ahead: no model turn here, so
+    # the verdict waited for all of it).
+    assert runs == {
+        "select",
+        "narrow",
+        "first",
+        "baseline",
+        "after",
+        "waves",
+        "confirmed",
+        "own",
+        "judgement",
+    }
+    assert row["turn_s"] == 0.0 and row["judgement_s_p50"] is not None
     assert 0 < row["phases_p50"]["own_before_first"] < row["verdict_s_p50"]
     assert 0 < row["phases_p50"]["first_to_verdict"] < row["verdict_s_p50"]
     assert row["narrowed"] == 2

@@ -1,6 +1,8 @@
 """The tests gate's judgement made ahead: while the model takes its turn.
 
-After a tool turn changed files (:meth:`TestGate.on_change`, once per
+First each changed module is read as the verdict will read it
+(:class:`ReadAhead`: its model and units, its import-graph scan). Then,
+after a tool turn changed files (:meth:`TestGate.on_change`, once per
 change), :class:`Ahead` starts one judgement for the workspace as it is
 then, in the background: the turn's changes coalesced into one start (on
 the next pass of the event loop, once the gate's read-ahead of them is
