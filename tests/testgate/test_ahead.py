@@ -5,16 +5,20 @@ and one real pytest run."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 
 from rein.harness.config import TestsGateConfig
+from rein.harness.gating.dependencies import DependencyCoordinator
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.ports import Mutation
 from rein.testgate.gate import TestGate
-from tests.fakes.commands import FakeTestsRunner
+from tests.fakes.commands import FakeCommandRunner, FakeTestsRunner
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import BAD, GOOD, gate_for, project
 
@@ -24,11 +28,16 @@ FIXED = "def f():\n    return 1  # fixed\n"
 AHEAD = "judged ahead"
 
 
-def _setup(tmp_path: Path, **config: object) -> tuple[TestGate, FakeTestsRunner, FakeWorkspace]:
+def _setup(
+    tmp_path: Path,
+    installs: DependencyCoordinator | None = None,
+    sandboxed: Callable[[], bool] = lambda: False,
+    **config: object,
+) -> tuple[TestGate, FakeTestsRunner, FakeWorkspace]:
     root = project(tmp_path / "proj", {"mod.py": OK, "tests/test_mod.py": "def test_mod(): ...\n"})
     runner = FakeTestsRunner()
     config = TestsGateConfig.model_validate({"command": "fake-tests {junit}", **config})
-    gate = TestGate(root, runner, config, python="python")
+    gate = TestGate(root, runner, config, python="python", installs=installs, sandboxed=sandboxed)
     return gate, runner, FakeWorkspace({"mod.py": OK}, root=str(root))
 
 
@@ -124,6 +133,116 @@ async def test_the_runs_end_stops_a_judgement_running_ahead(tmp_path: Path) -> N
     outcome = await _verdict(gate, workspace, 2)
     assert outcome.blockers and AHEAD not in outcome.detail
     await gate.close()
+
+
+async def test_a_file_outside_the_changes_changed_after_the_judgement_is_judged_afresh(
+    tmp_path: Path,
+) -> None:
+    """A file no change reports (gitignored data a command or the person
+    wrote) is what the judgement's syncs saw: changed since, it is judged
+    again (review26b HIGH 1)."""
+    gate, runner, workspace = _setup(tmp_path)
+    (gate.root / ".gitignore").write_text("want.txt\n")
+    (gate.root / "want.txt").write_text("2\n")
+    await _change(gate, workspace, BROKEN, 2)
+    with anyio.fail_after(30):
+        await runner.started(3)  # the judgement's three runs
+        await runner.idle()
+    (gate.root / "want.txt").write_text("10\n")  # no mutation, no generation
+    outcome = await _verdict(gate, workspace, 2)
+    assert outcome.blockers and AHEAD not in outcome.detail
+    assert "the workspace changed since the judgement ahead" in outcome.detail
+    assert len(runner.texts) == 6  # judged again at check
+    await gate.close()
+
+
+async def test_a_judgement_made_unsandboxed_is_not_taken_by_a_sandboxed_verdict(
+    tmp_path: Path,
+) -> None:
+    """``sandbox.also`` is read at every run: changed since the judgement
+    ahead, the verdict judges afresh (review26b LOW 2)."""
+    sandboxed = [False]
+    gate, runner, workspace = _setup(tmp_path, sandboxed=lambda: sandboxed[0])
+    await _change(gate, workspace, BROKEN, 2)
+    with anyio.fail_after(30):
+        await runner.started(3)
+        await runner.idle()
+    sandboxed[0] = True
+    outcome = await _verdict(gate, workspace, 2)
+    assert outcome.blockers and AHEAD not in outcome.detail and len(runner.texts) == 6
+    await gate.close()
+
+
+def _installs() -> tuple[DependencyCoordinator, FakeCommandRunner, set[asyncio.Future[None]]]:
+    runner = FakeCommandRunner()
+    runner.gate = anyio.Event()
+    workers: set[asyncio.Future[None]] = set()
+    coordinator = DependencyCoordinator(runner, {"requirements.txt": "pip install"})
+    return coordinator, runner, workers
+
+
+async def test_no_judgement_is_made_ahead_while_an_install_is_owed(tmp_path: Path) -> None:
+    """The turn changed a manifest: its install would end after the
+    judgement started, so none starts; the verdict judges afresh
+    (review26b HIGH 2)."""
+    installs, pip, workers = _installs()
+    gate, runner, workspace = _setup(tmp_path, installs)
+    await gate.before_change(["mod.py"], workspace)
+    workspace.buffers["mod.py"] = (BROKEN, 2)
+    (gate.root / "mod.py").write_text(BROKEN)
+    GatePipeline([gate], dependencies=installs).on_mutation(
+        Mutation(2, ("mod.py", "requirements.txt")),
+        lambda worker: workers.add(asyncio.ensure_future(worker())),
+    )
+    outcome = await _verdict(gate, workspace, 2)  # the install still runs
+    assert outcome.blockers and AHEAD not in outcome.detail
+    assert gate.ahead.started == 0 and len(runner.texts) == 3
+    assert pip.gate is not None
+    pip.gate.set()
+    await installs.wait()
+    await gate.close()
+
+
+async def test_an_install_finished_after_the_judgement_started_voids_it(tmp_path: Path) -> None:
+    installs, pip, workers = _installs()
+    gate, runner, workspace = _setup(tmp_path, installs)
+    runner.hold = anyio.Event()
+    await _change(gate, workspace, BROKEN, 2)
+    await runner.started(1)
+    # An install the gate was told nothing of (one an abort interrupted,
+    # redone by the dependencies gate's settle) ends meanwhile.
+    installs.on_mutation(
+        Mutation(3, ("requirements.txt",)),
+        lambda worker: workers.add(asyncio.ensure_future(worker())),
+    )
+    assert pip.gate is not None
+    pip.gate.set()
+    await installs.wait()
+    runner.hold.set()
+    with anyio.fail_after(30):
+        await runner.started(3)  # the judgement ahead ends
+        await runner.idle()
+    outcome = await _verdict(gate, workspace, 2)
+    assert outcome.blockers and AHEAD not in outcome.detail
+    assert gate.ahead.started == 1 and len(runner.texts) == 6
+    await gate.close()
+
+
+async def test_a_judgement_cancelled_before_its_first_step_leaves_no_coroutine_unawaited(
+    tmp_path: Path,
+) -> None:
+    gate, _, workspace = _setup(tmp_path)
+    await _change(gate, workspace, BROKEN, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # One pass of the loop at a time: stop at the first where the
+        # judgement's task is made and has not taken its first step.
+        while gate.ahead.started == 0:  # noqa: ASYNC110
+            await asyncio.sleep(0)
+        gate.on_change(Mutation(3, ("mod.py",)))
+        await gate.close()
+        gc.collect()
+    assert [w for w in caught if "never awaited" in str(w.message)] == []
 
 
 TESTS = """from mod import first_n

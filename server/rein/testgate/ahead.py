@@ -11,7 +11,10 @@ selection, the first run, the re-run, the baseline run) and is keyed by
 its exact inputs (:class:`JudgementKey`): the changed paths, the text of
 each as the judgement read it and as it was before the run (content
 hashes), the files whose earlier text is unknown, the workspace
-generation of the last change it saw, and the gate's configuration.
+generation of the last change it saw, the gate's configuration, whether
+its runs are sandboxed, and how many dependency installs had finished (no
+judgement starts ahead while one runs or is owed: the environment it
+changes, linked into the shadow, shows in no text).
 
 At ``check``, the gate computes the key of the verdict it would make
 (cheap: the texts it reads anyway) and :meth:`Ahead.take` gives it the
@@ -21,7 +24,13 @@ killed, as an abort kills a verdict's) and waited for before the verdict
 judges afresh. So an outcome computed for other texts is never returned:
 a text changed since (a later change, the editor's unsaved buffer the
 verdict reads and the judgement ahead did not, another change anywhere in
-the workspace, which moves its generation) is a key that differs.
+the workspace, which moves its generation) is a key that differs, and so
+is an install finished since. What the key does not hold, the files
+outside the run's changes (a gitignored file a command or a person wrote,
+which no change reports), the judgement's shadow syncs saw: each sync's
+walk of the workspace (paths, sizes, mtimes, minus its overlay) is kept,
+and the verdict walks the workspace again and takes the judgement only
+when every walk is the same (:func:`~rein.testgate.shadow.seen_now`).
 
 A new change cancels a judgement running and schedules another; the run's
 end (an abort included), a validation and the gate's close stop it.
@@ -43,8 +52,9 @@ from rein.harness.parse_thread import in_parse_thread
 from rein.testgate.import_graph import scan_ahead
 from rein.testgate.overlays import current_texts
 from rein.testgate.picking import Picker
+from rein.testgate.shadow import Seen, seen_now
 
-__all__ = ["Ahead", "Judged", "JudgementKey", "ReadAhead", "judgement_key"]
+__all__ = ["Ahead", "Judged", "Judgement", "JudgementKey", "ReadAhead", "judgement_key"]
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +120,10 @@ class JudgementKey:
     unknown: tuple[str, ...]
     generation: int
     config: str
+    #: Whether the runs are sandboxed (``sandbox.also``, read at each run).
+    sandboxed: bool
+    #: The dependency installs finished (-1: one runs or is owed).
+    installs: int
 
 
 def _digest(text: str | None) -> str | None:
@@ -125,6 +139,9 @@ def judgement_key(
     unknown: Sequence[str],
     generation: int,
     config: str,
+    *,
+    sandboxed: bool,
+    installs: int,
 ) -> JudgementKey:
     """The key of a judgement of ``changed`` with their texts ``now`` (a
     path missing there is no text: its bytes are copied) and ``before``."""
@@ -135,39 +152,44 @@ def judgement_key(
         unknown=tuple(unknown),
         generation=generation,
         config=config,
+        sandboxed=sandboxed,
+        installs=installs,
     )
 
 
 @dataclass(slots=True)
 class Judged:
     """A judgement's outcome, the test files its selection chose (the
-    verdict names those importing a file unsaved in the editor) and the
-    gate's timings of it."""
+    verdict names those importing a file unsaved in the editor), the
+    gate's timings of it and what its shadow syncs saw of the workspace."""
 
     outcome: GateOutcome
     files: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
+    seen: list[Seen] = field(default_factory=list)
 
 
 #: What the gate gives :class:`Ahead` to start a judgement: the run's
 #: changed paths and the generation of the last change -> the judgement's
-#: key and a coroutine making it (None: no judgement to make now).
-Starter = Callable[
-    [Sequence[str], int],
-    Awaitable[tuple[JudgementKey, Coroutine[Any, Any, Judged]] | None],
-]
+#: key and what makes it, called when it starts (None: no judgement to
+#: make now).
+Judgement = Callable[[], Coroutine[Any, Any, Judged]]
+Starter = Callable[[Sequence[str], int], Awaitable[tuple[JudgementKey, Judgement] | None]]
 
 
 class Ahead:
     """The judgement made ahead for one gate (see the module docstring).
 
-    ``start`` computes the judgement's inputs and returns its key and the
-    coroutine that makes it; ``ready`` is awaited before it starts (the
-    gate's read-ahead of the changed modules)."""
+    ``start`` computes the judgement's inputs and returns its key and
+    what makes it; ``ready`` is awaited before it starts (the gate's
+    read-ahead of the changed modules); ``root``: the workspace."""
 
-    def __init__(self, start: Starter, ready: Callable[[], Awaitable[object]]) -> None:
+    def __init__(self, start: Starter, ready: Callable[[], Awaitable[object]], root: Path) -> None:
         self._start = start
         self._ready = ready
+        self._root = root
+        #: Why the last :meth:`take` judged afresh after all (for the detail).
+        self.voided = ""
         #: The paths the run changed since its start or last validation.
         self._touched: set[str] = set()
         self._generation = 0
@@ -222,24 +244,30 @@ class Ahead:
         self._key, self._task = key, asyncio.ensure_future(self._judge(judgement))
         self.started += 1
 
-    async def _judge(self, judgement: Coroutine[Any, Any, Judged]) -> Judged:
-        try:
-            async with self.judging:
-                return await judgement
-        finally:
-            judgement.close()  # cancelled before it started: never awaited
+    async def _judge(self, judgement: Judgement) -> Judged:
+        # Made here: a task cancelled before its first step leaves no
+        # coroutine unawaited.
+        async with self.judging:
+            return await judgement()
 
     async def take(self, key: JudgementKey) -> Judged | None:
         """The judgement made ahead when its key is ``key`` (awaited if it
         still runs); else None, once any other has been stopped and has
         ended. A judgement scheduled and not started yet (it waits for
-        the read-ahead the verdict would wait for too) starts first."""
+        the read-ahead the verdict would wait for too) starts first. A
+        judgement whose syncs saw the workspace other than it is now (a file
+        outside the key changed) is not taken either (:attr:`voided`)."""
+        self.voided = ""
         if self._starting is not None:
             await asyncio.wait([self._starting])
         task, mine = self._task, self._key
         self._task = self._key = None
         if task is not None and mine == key and not task.cancelled():
-            return await task  # cancelled with the verdict (an abort): so is it
+            judged = await task  # cancelled with the verdict (an abort): so is it
+            if await asyncio.to_thread(seen_now, self._root, judged.seen):
+                return judged
+            self.voided = "the workspace changed since the judgement ahead: judged again"
+            return None
         if task is not None:
             self._stopping_add(task)
         await self._settled()

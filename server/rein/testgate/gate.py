@@ -2,9 +2,8 @@
 that were failing already, and never pass blind.
 
 * Before the run first changes a file (``before_change``) it keeps the
-  file's text (None: it did not exist); a file a command changed gets its
-  text before the command (:mod:`rein.testgate.before_commands`), else
-  from a :class:`PriorTexts` source when there is one.
+  file's text, or the text before the command that changed it
+  (:mod:`rein.testgate.run_texts`).
 * The verdict selects the test files the changed files reach
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
@@ -66,23 +65,30 @@ that were failing already, and never pass blind.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rein.harness.config import TestsGateConfig
-from rein.harness.errors import ReinError
 from rein.harness.gating.gate_types import (
     GateContext,
     GateOutcome,
+    InstallState,
     PriorTexts,
 )
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Mutation, Workspace
-from rein.testgate.ahead import Ahead, Judged, JudgementKey, ReadAhead, judgement_key
-from rein.testgate.before_commands import TextsBeforeCommands
+from rein.testgate.ahead import (
+    Ahead,
+    Judged,
+    Judgement,
+    JudgementKey,
+    ReadAhead,
+    judgement_key,
+)
 from rein.testgate.judging import (
     against_baseline,
     broke_import,
@@ -91,9 +97,10 @@ from rein.testgate.judging import (
     passed_again,
     reported,
 )
-from rein.testgate.overlays import current_texts, texts_before, undone, unsaved_imported
+from rein.testgate.overlays import current_texts, undone, unsaved_imported
 from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
+from rein.testgate.run_texts import TextsBeforeRun
 from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import TestSelection, select_tests
 from rein.testgate.shadow import in_tool_cache
@@ -104,9 +111,6 @@ from rein.testgate.waves import Waves
 __all__ = ["TestGate"]
 
 log = logging.getLogger(__name__)
-
-#: A stored session keeps a file's earlier text up to this size.
-MAX_STORED_TEXT = 1_000_000
 
 
 class TestGate:
@@ -127,25 +131,21 @@ class TestGate:
         xdist: bool = False,
         launcher: ProcessLauncher | None = None,
         sandboxed: Callable[[], bool] = lambda: False,
+        installs: InstallState | None = None,
     ) -> None:
         self.root = root
         self.runner = runner
         self.config = config
-        self.prior_texts = prior_texts
         self.spec = RunnerSpec(
             python=python, command=config.command, junit_path=config.junit_path, xdist=xdist
         )
         self._limit_s = config.timeout_ms / 1000
-        #: path -> its text before the run first changed it (None: absent).
-        self.prior: dict[str, str | None] = {}
+        #: The changed files' texts before the run.
+        self.texts = TextsBeforeRun(root, prior_texts)
         self._picker = Picker(root)
         #: When the verdict started; when its first run ended.
         self._started = 0.0
         self._first_ended: float | None = None
-        #: The files' texts before commands changed them.
-        self._before_commands = TextsBeforeCommands(root)
-        #: A command ran since the last walk.
-        self._commands_ran = False
         #: The kept pytest process (pytest only, with a ``launcher``).
         self._warm = (
             WarmPytest(python, launcher) if launcher is not None and not self.spec.custom else None
@@ -169,8 +169,10 @@ class TestGate:
             self._warm.scratch = self.runs.folders
         #: Changed modules read, then judged, while the model takes its turn.
         self._read_ahead = ReadAhead(root, self._picker, self._baseline)
-        self.ahead = Ahead(self._ahead_start, self.prepared)
+        self.ahead = Ahead(self._ahead_start, self.prepared, root)
         self._config_key = config.model_dump_json()
+        #: The dependency installs (the judgement ahead's key counts them).
+        self._installs = installs
 
     @property
     def timings(self) -> dict[str, float]:
@@ -219,50 +221,23 @@ class TestGate:
         self.ahead.stop()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
-        if not paths:
-            # A command about to run (``before_command``): what it changes
-            # is known after it ran, by the walk at the next change or verdict.
-            await self._walk()
-            self._commands_ran = True
+        if not paths:  # a command about to run (``before_command``)
+            self.timings["walk"] = await self.texts.command_starts()
             return
-        if self._commands_ran:
-            await self._walk()  # what a command changed before this edit
+        if self.texts.commands_ran:
+            self.timings["walk"] = await self.texts.walk()  # what a command changed before this
         if self._warm is not None:
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
-        for path in paths:
-            if path in self.prior:
-                continue
-            try:
-                exists = await workspace.exists(path)
-                self.prior[path] = (await workspace.read_text(path)).text if exists else None
-            except (ReinError, OSError, UnicodeDecodeError):
-                log.debug("tests gate: no earlier text for %s", path)
+        await self.texts.keep(paths, workspace)
 
-    async def _walk(self) -> None:
-        """Walk the workspace (:mod:`rein.testgate.before_commands`) before a
-        command and, after one, at the next change or verdict. What changed
-        since the walk before is the command's only when one ran in between
-        (else the person's, or what the last validation already judged):
-        then each such file keeps its earlier text as its text before the
-        run, unless an earlier one is known."""
-        started = time.monotonic()
-        changed = await asyncio.to_thread(self._before_commands.walk)
-        if self._commands_ran:
-            self._commands_ran = False
-            for path, text in changed.items():
-                self.prior.setdefault(path, text)
-        self.timings["walk"] = time.monotonic() - started
-
-    def _never_there(self, path: str) -> bool:
-        """``path`` is no file now and was none before the run."""
-        if path in self.prior or (self.root / path).exists():
-            return False
-        return self._before_commands.never_there(path)
+    @property
+    def prior(self) -> dict[str, str | None]:
+        """path -> its text before the run first changed it (None: absent)."""
+        return self.texts.prior
 
     def on_validated(self, generation: int) -> None:
         self.ahead.forget()
-        self.prior.clear()
-        self._commands_ran = False  # what changed since is not this run's
+        self.texts.forget()
         self._picker.forget()
 
     async def warm_ready(self, timeout_s: float) -> bool:
@@ -283,17 +258,10 @@ class TestGate:
         await self.runs.close()
 
     def export_state(self) -> dict[str, Any]:
-        prior = {
-            path: text
-            for path, text in self.prior.items()
-            if text is None or len(text) <= MAX_STORED_TEXT
-        }
-        return {"prior": prior} if prior else {}
+        return self.texts.export_state()
 
     def import_state(self, data: dict[str, Any]) -> None:
-        stored = data.get("prior")
-        if isinstance(stored, dict):
-            self.prior = {str(k): v for k, v in stored.items() if v is None or isinstance(v, str)}
+        self.texts.import_state(data)
 
     # -- the verdict ---------------------------------------------------------
 
@@ -305,10 +273,10 @@ class TestGate:
         if fresh:
             self.runs.reset()
         started = time.monotonic()
-        if changed and self._commands_ran:
-            await self._walk()
+        if changed and self.texts.commands_ran:
+            self.timings["walk"] = await self.texts.walk()
         # A command's own temporary file (``sed -i``'s): at every verdict.
-        changed = [p for p in changed if not self._never_there(p)]
+        changed = [p for p in changed if not self.texts.never_there(p)]
         if not changed:
             return await self._no_run("nothing changed")
         try:
@@ -331,9 +299,9 @@ class TestGate:
         as_before = undone(changed, overlay, before, unknown)
         if as_before:
             return await self._no_run(as_before)
-        key = judgement_key(changed, overlay, before, unknown, ctx.generation, self._config_key)
+        key = self._key(changed, overlay, before, unknown, ctx.generation)
         judged = await self.ahead.take(key)
-        notes = []
+        notes = [self.ahead.voided] if self.ahead.voided else []
         if judged is not None:
             self.runs.timings = judged.timings
             notes.append("judged ahead, while the model took its turn")
@@ -357,20 +325,42 @@ class TestGate:
 
     async def _ahead_start(
         self, touched: Sequence[str], generation: int
-    ) -> tuple[JudgementKey, Coroutine[Any, Any, Judged]] | None:
+    ) -> tuple[JudgementKey, Judgement] | None:
         """The key of the judgement :class:`Ahead` makes now (its inputs read
         as :meth:`check` reads them, but from the disk: a client's read has
         effects of its own) and its coroutine; None: no test would run, or
         a command ran (the verdict walks the workspace first)."""
-        changed = [p for p in touched if not in_tool_cache(p) and not self._never_there(p)]
-        if self._commands_ran or not changed:
+        changed = [p for p in touched if not in_tool_cache(p) and not self.texts.never_there(p)]
+        if self.texts.commands_ran or not changed:
             return None
         overlay = await current_texts(self.root, changed, None)
         before, unknown = self._baseline(changed)
-        if undone(changed, overlay, before, unknown):
-            return None
-        key = judgement_key(changed, overlay, before, unknown, generation, self._config_key)
-        return key, self._judged(changed, overlay, None)
+        key = self._key(changed, overlay, before, unknown, generation)
+        if undone(changed, overlay, before, unknown) or key.installs < 0:
+            return None  # nothing to run; an install to come
+        return key, functools.partial(self._judged, changed, overlay, None)
+
+    def _key(
+        self,
+        changed: list[str],
+        overlay: dict[str, str | None],
+        before: dict[str, str | None],
+        unknown: list[str],
+        generation: int,
+    ) -> JudgementKey:
+        """The key of a judgement of these inputs now (:func:`judgement_key`)."""
+        installs = self._installs
+        finished = 0 if installs is None else -1 if installs.installing() else installs.finished
+        return judgement_key(
+            changed,
+            overlay,
+            before,
+            unknown,
+            generation,
+            self._config_key,
+            sandboxed=self.runs.sandboxed(),
+            installs=finished,
+        )
 
     async def _judged(
         self, changed: list[str], overlay: dict[str, str | None], started: float | None
@@ -399,7 +389,7 @@ class TestGate:
         if self._first_ended is not None:
             self.timings["first_to_verdict"] = ended - self._first_ended
         self.timings["judgement"] = ended - started
-        return Judged(outcome, tuple(selection.files), self.timings)
+        return Judged(outcome, tuple(selection.files), self.timings, self.runs.seen)
 
     async def _judge(
         self, selection: TestSelection, changed: list[str], overlay: dict[str, str | None]
@@ -584,6 +574,4 @@ class TestGate:
         return self._picker.pick(selection, texts)
 
     def _baseline(self, changed: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
-        """Each changed file before the run; the files whose earlier text
-        is not known (:func:`~rein.testgate.overlays.texts_before`)."""
-        return texts_before(changed, self.prior, self.prior_texts)
+        return self.texts.baseline(changed)

@@ -28,6 +28,7 @@ __all__ = [
     "GateContext",
     "GateOutcome",
     "ImporterClosure",
+    "InstallState",
     "NeverThere",
     "OpenFilesOnly",
     "PartialImporters",
@@ -165,6 +166,19 @@ class RunEndListener(Protocol):
     A :class:`ReportingGate` is told by its own ``on_run_end``."""
 
     def on_run_end(self) -> None: ...
+
+
+class InstallState(Protocol):
+    """The installs a manifest's change owes, as a gate that judges ahead
+    sees them (the dependency coordinator): an install changes the
+    environment its tests import, which no text of the workspace shows."""
+
+    #: How many installs have finished (any exit code) so far.
+    finished: int
+
+    def installing(self) -> bool:
+        """An install runs or is owed (a manifest changed since its last)."""
+        ...
 
 
 @runtime_checkable
