@@ -29,10 +29,10 @@ file restored. Measured per project:
   whose tests were chosen by what they ran at an earlier verdict of the
   same gate (``by_coverage``, :mod:`rein.testgate.picking`; their median
   verdict too);
-- the verdict's wall time (``check``, median: the wait after the model's
-  next turn, ``--turn-s``, while the gate judged ahead) and the
-  judgement's own (``judgement_s``: from its start, ahead or at ``check``,
-  to its end; ``--turn-s 0``: the two are one) against the full suite's
+- the verdict's own time (``verdict_s``, median: its judgement's, from
+  its start, ahead or at ``check``, to its end; the issue's goal) and the
+  wait at ``check`` after the model's next turn (``wait_s``, ``--turn-s``,
+  while the gate judged ahead) against the full suite's
   wall time (the median of its runs after the first: they import the
   bytecode the first wrote, as a person's repeated ``pytest`` does), both
   measured in this run on this machine: the
@@ -214,8 +214,9 @@ async def _judge(
         outcome = await gate.check(
             GateContext(generation=1, touched=frozenset({mutation.path}), workspace=workspace)
         )
-        case.verdict_s = time.monotonic() - started
-        case.judgement_s = gate.timings.get("judgement")
+        case.wait_s = time.monotonic() - started
+        judged = gate.timings.get("judgement")
+        case.verdict_s = case.wait_s if judged is None else judged
         cpu1 = _cpu()
         case.phases = dict(gate.timings)
         case.warm_runs = len(gate.warm_runs)
@@ -422,15 +423,8 @@ async def measure_project(
     row["clean_verdict_s_p50"] = (
         round(statistics.median(c.verdict_s for c in clean), 2) if clean else None
     )
-    row["clean_judgement_s_p50"] = (
-        round(
-            statistics.median(
-                c.verdict_s if c.judgement_s is None else c.judgement_s for c in clean
-            ),
-            2,
-        )
-        if clean
-        else None
+    row["clean_wait_after_turn_s_p50"] = (
+        round(statistics.median(c.wait_s for c in clean), 2) if clean else None
     )
     row["clean_over_full"] = (
         round(row["clean_verdict_s_p50"] / full_s, 2) if clean and full_s else None
@@ -486,8 +480,9 @@ def main_tests(args: Any) -> int:
 
     ``--turn-s`` (default :data:`TURN_S`): the model's turn between the tool
     turn that made a change and the verdict, during which the gate judges
-    ahead (:mod:`rein.testgate.ahead`); 0 times the judgement itself, as
-    before the judgement ahead."""
+    ahead (:mod:`rein.testgate.ahead`): it sets the wait after the turn
+    (``wait_after_turn_s_p50``, ``wait_over_full``); the verdict's figures
+    and the time goal are the judgement's own either way."""
     # The projects' suites run without this interpreter's own pytest plugins.
     os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     rows: list[dict[str, Any]] = []
