@@ -278,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
     p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")
     p.add_argument(
+        "--turn-s",
+        type=float,
+        default=None,
+        help="tests --corpus: the model's turn before each verdict, in seconds, while the "
+        "gate judges ahead (default 1.0; 0: the judgement's own time)",
+    )
+    p.add_argument(
         "--probes",
         action="store_true",
         help="gates: issue 32's probes on click, flask, attrs, requests, django (--projects: some)",

@@ -11,6 +11,8 @@ import pytest
 
 from rein.bench.tests_corpus import measure_project
 from rein.bench.tests_projects import TestProject
+from rein.bench.tests_scores import Case, summarize
+from rein.bench.tests_seeds import Mutation
 from rein.bench.tests_truth import Truths
 
 MODULE = """def is_small(x, limit=3):
@@ -85,7 +87,21 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     # seed narrowed to the tests naming it, and every run by the warm pytest;
     # the gate's own time before the first run, from its end to the verdict.
     runs = {name.partition("_")[0] for name in row["phases_p50"]}
-    assert runs == {"select", "narrow", "first", "baseline", "after", "waves", "confirmed", "own"}
+    # and the judgement's own time (judged ahead: no model turn here, so
+    # the verdict waited for all of it).
+    assert runs == {
+        "select",
+        "narrow",
+        "first",
+        "baseline",
+        "after",
+        "waves",
+        "confirmed",
+        "own",
+        "judgement",
+    }
+    assert row["turn_s"] == 0.0 and row["judgement_s_p50"] == row["verdict_s_p50"]
+    assert row["wait_after_turn_s_p50"] is not None
     assert 0 < row["phases_p50"]["own_before_first"] < row["verdict_s_p50"]
     assert 0 < row["phases_p50"]["first_to_verdict"] < row["verdict_s_p50"]
     assert row["narrowed"] == 2
@@ -94,3 +110,16 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     assert len(json.loads((tmp_path / "truth.json").read_text())) == row["seeds_tried"]
     assert (root / "pkg" / "mod.py").read_text() == MODULE
     assert sorted(p.name for p in (root / "tests").iterdir()) == ["test_mod.py", "test_other.py"]
+
+
+def test_the_time_goal_is_the_judgements_own_time_never_the_wait_after_a_turn() -> None:
+    """The judgement hidden in the model's turn is no faster: the goal (and
+    ``verdict_s_p50``, as in every earlier row) is its own time; the wait
+    after the turn is its own figure (review26b MEDIUM 1)."""
+    seed = Mutation("pkg/mod.py", 1, "constant", "x = 1\n", "x = 2\n")
+    case = Case(seed, ["t"], 1.0, blockers=["t"], verdict_s=0.6, wait_s=0.1)
+    row = summarize("p", [case], 1.0, 1, 0, 0, {})
+    assert (row["verdict_s_p50"], row["verdict_over_full"]) == (0.6, 0.6)
+    assert (row["judgement_over_full"], row["wait_over_full"]) == (0.6, 0.1)
+    assert row["wait_after_turn_s_p50"] == 0.1
+    assert not row["goals"]["time"]

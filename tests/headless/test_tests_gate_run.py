@@ -88,6 +88,9 @@ def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
     # The test that was failing before the run is named, never blocking
     # (the repair is not the text before the run: its tests run).
     assert "tests/test_mod.py::test_already_broken" in results[1]["detail"]
+    # Both verdicts were judged while the model took its turn: the inputs
+    # the verdict read (the texts, the generation) were the judgement's.
+    assert all("judged ahead" in r["detail"] for r in results), results
     assert (ws / "mod.py").read_text() == "def first_n(xs, n):\n    return xs[0:n]\n"
 
 

@@ -201,6 +201,7 @@ async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see
         "confirmed",
         "own_before_first",
         "first_to_verdict",
+        "judgement",
         *phases,
     }
     assert all(seconds >= 0 for seconds in gate.timings.values())

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rein.harness.ports import Mutation
+from rein.testgate import ahead as ahead_module
 from rein.testgate import by_name, file_model, import_graph
-from rein.testgate import gate as gate_module
 from rein.testgate.parses import Parses
 from rein.testgate.picking import Picker
 from rein.testgate.recorder import RawCoverage
@@ -160,7 +160,7 @@ async def test_a_gate_told_of_a_change_reads_it_from_the_disk_before_the_verdict
 ) -> None:
     root = project(tmp_path, {"mod.py": MOD, "help.py": HELP, T: TESTS})
     workspace = FakeWorkspace({"mod.py": MOD}, root=str(root))
-    gate = gate_for(root)
+    gate = gate_for(root, ahead=False)  # the read-ahead alone
     parsed = counted_parses(monkeypatch)
     now = MOD.replace("x + 1", "x + 2")
     (root / "mod.py").write_text(now)  # rein run: the change is on disk
@@ -234,13 +234,13 @@ async def test_waiting_for_the_read_ahead_is_bounded_and_says_when_it_gave_up(
 ) -> None:
     """``TestGate.prepared`` waited without a bound (review20b finding 8)."""
     root = project(tmp_path, {"mod.py": MOD, "help.py": HELP, T: TESTS})
-    gate = gate_for(root)
+    gate = gate_for(root, ahead=False)
     never = asyncio.Event()
 
     async def stuck(*args: object) -> None:
         await never.wait()
 
-    monkeypatch.setattr(gate_module, "in_parse_thread", stuck)
+    monkeypatch.setattr(ahead_module, "in_parse_thread", stuck)
     gate.on_change(Mutation(2, ("mod.py",)))
     try:
         assert await gate.prepared(timeout_s=0.05) is False

@@ -29,7 +29,10 @@ file restored. Measured per project:
   whose tests were chosen by what they ran at an earlier verdict of the
   same gate (``by_coverage``, :mod:`rein.testgate.picking`; their median
   verdict too);
-- the verdict's wall time (``check``, median) against the full suite's
+- the verdict's own time (``verdict_s``, median: its judgement's, from
+  its start, ahead or at ``check``, to its end; the issue's goal) and the
+  wait at ``check`` after the model's next turn (``wait_s``, ``--turn-s``,
+  while the gate judged ahead) against the full suite's
   wall time (the median of its runs after the first: they import the
   bytecode the first wrote, as a person's repeated ``pytest`` does), both
   measured in this run on this machine: the
@@ -111,6 +114,12 @@ EXTRA_TEST = "test_rein_bench_extra.py"
 #: At most this many seeded modules also get a comment-only edit (the
 #: verdict on a change that breaks nothing: one run of the selection).
 CLEAN_MODULES = 10
+#: The model's turn after the tool turn that made a change, before the
+#: verdict (seconds): the gate judges meanwhile (``--turn-s``). A hosted
+#: model takes about 0.5-2 s to the first token of its next message, then
+#: writes it (a final message of a few dozen tokens: most of a second
+#: more); 1.0 s is the low end of that turn, so the wait is not flattered.
+TURN_S = 1.0
 
 
 def _modules(root: Path, package: str) -> list[str]:
@@ -163,12 +172,19 @@ def _gate(root: Path, spec: RunnerSpec) -> TestGate:
 
 
 async def _judge(
-    gate: TestGate, root: Path, mutation: Mutation, truth: list[str], *, repair: bool = False
+    gate: TestGate,
+    root: Path,
+    mutation: Mutation,
+    truth: list[str],
+    *,
+    repair: bool = False,
+    turn_s: float = 0.0,
 ) -> tuple[Case, GateOutcome]:
     """One seeded edit through the project's gate: before_change, write,
-    check, restore; with ``repair``, the restored file checked again by
-    the same gate (the repair's verdict, in the shadows the first one
-    left); then the run validated."""
+    the gate told of the change, the model's next turn (``turn_s``, at
+    least the gate's read-ahead), check, restore; with ``repair``, the
+    restored file checked again by the same gate (the repair's verdict, in
+    the shadows the first one left); then the run validated."""
     workspace = DiskWorkspace(root)
     config = gate.config
     file = root / mutation.path
@@ -182,17 +198,25 @@ async def _judge(
     )
     await gate.before_change([mutation.path], workspace)
     file.write_text(apply(original, mutation), encoding="utf-8")
-    # Told of the change, the gate reads it while the model takes its next
-    # turn (seconds): the verdict comes after that.
+    cpu0 = _cpu()  # the work the gate starts while the model talks counts
+    told = time.monotonic()
+    # Told of the change, the gate reads it, then judges it (ahead: not
+    # waited for here), while the model takes its next turn: at least the
+    # read-ahead (as before ``--turn-s``), ``turn_s`` in all. The verdict
+    # comes after that.
     gate.on_change(Change(1, (mutation.path,)))
     await gate.prepared()
+    rest = turn_s - (time.monotonic() - told)
+    if rest > 0:
+        await anyio.sleep(rest)  # the model's turn, modelled (see main_tests)
     try:
-        cpu0 = _cpu()
         started = time.monotonic()
         outcome = await gate.check(
             GateContext(generation=1, touched=frozenset({mutation.path}), workspace=workspace)
         )
-        case.verdict_s = time.monotonic() - started
+        case.wait_s = time.monotonic() - started
+        judged = gate.timings.get("judgement")
+        case.verdict_s = case.wait_s if judged is None else judged
         cpu1 = _cpu()
         case.phases = dict(gate.timings)
         case.warm_runs = len(gate.warm_runs)
@@ -253,7 +277,9 @@ def _module_name(path: str) -> str:
     return dotted.removesuffix(".__init__")
 
 
-async def _special(gate: TestGate, root: Path, tests_dir: str, case: Case) -> dict[str, Any]:
+async def _special(
+    gate: TestGate, root: Path, tests_dir: str, case: Case, turn_s: float
+) -> dict[str, Any]:
     """The pre-existing failing test and the flaky one beside a seed."""
     rel = f"{tests_dir}/{EXTRA_TEST}"
     extra = root / rel
@@ -266,7 +292,7 @@ async def _special(gate: TestGate, root: Path, tests_dir: str, case: Case) -> di
     extra.write_text(extra_tests(module, marker, seeded), encoding="utf-8")
     pre, flaky = f"{rel}::test_rein_bench_pre_existing", f"{rel}::test_rein_bench_flaky"
     try:
-        judged, outcome = await _judge(gate, root, case.mutation, case.truth)
+        judged, outcome = await _judge(gate, root, case.mutation, case.truth, turn_s=turn_s)
     finally:
         extra.unlink()
         marker.unlink(missing_ok=True)
@@ -293,6 +319,7 @@ async def _verdicts(
     seed: int,
     say: Any,
     clock: FullSuiteClock,
+    turn_s: float,
 ) -> tuple[list[Case], int, int, int, dict[str, Any], list[Case]]:
     """The seeds' verdicts, the pre-existing and flaky run, the clean edits
     (the warm pytest started first: every verdict is a session's later one),
@@ -319,7 +346,7 @@ async def _verdicts(
             survived += 1
             continue
         truth = [*known["broken"], *known.get("sometimes", [])]
-        case, _outcome = await _judge(gate, root, mutation, truth, repair=True)
+        case, _outcome = await _judge(gate, root, mutation, truth, repair=True, turn_s=turn_s)
         if case.false_blockers:
             await random_breaks(case, known, runner, spec, root, limit, say)
             truths.put(mutation.key, known)
@@ -335,10 +362,10 @@ async def _verdicts(
             + (f"; {_not_by_coverage(case.detail)}" if case.caught and not case.by_coverage else "")
         )
         await clock.after(len(cases), limit)
-    special = await _special(gate, root, project.tests, cases[0]) if cases else {}
+    special = await _special(gate, root, project.tests, cases[0], turn_s) if cases else {}
     clean: list[Case] = []
     for path in sorted({c.mutation.path for c in cases})[:CLEAN_MODULES]:
-        case, _outcome = await _judge(gate, root, no_op(root, path), [])
+        case, _outcome = await _judge(gate, root, no_op(root, path), [], turn_s=turn_s)
         clean.append(case)
         say(f"  {path} (a comment added): {len(case.blockers)} blockers in {case.verdict_s:.2f} s")
     await clock.run(limit)
@@ -353,6 +380,7 @@ async def measure_project(
     truths: Truths | None = None,
     full_every: int | None = None,
     log: Any = None,
+    turn_s: float = 0.0,
 ) -> dict[str, Any]:
     """The bench on one project checked out at ``root`` (see the module
     docstring); ``full_every``: verdicts between the timed runs of the
@@ -373,7 +401,7 @@ async def measure_project(
         gate = _gate(root, spec)
         try:
             cases, tried, survived, no_truth, special, clean = await _verdicts(
-                gate, project, root, spec, truths, pristine, limit, seed, say, clock
+                gate, project, root, spec, truths, pristine, limit, seed, say, clock, turn_s
             )
         finally:
             await gate.close()
@@ -384,6 +412,7 @@ async def measure_project(
     row = summarize(
         f"{project.name}=={project.version}", cases, full_s, tried, survived, no_truth, special
     )
+    row["turn_s"] = turn_s
     row["full_suite_runs_s"] = [round(w, 2) for w in clock.walls]
     row["full_suite_first_s"] = round(first_s, 2)
     row["full_suite_failed_runs"] = len(clock.failures)
@@ -393,6 +422,9 @@ async def measure_project(
     row["goals"]["precision"] = row["goals"]["precision"] and row["clean_blockers"] == 0
     row["clean_verdict_s_p50"] = (
         round(statistics.median(c.verdict_s for c in clean), 2) if clean else None
+    )
+    row["clean_wait_after_turn_s_p50"] = (
+        round(statistics.median(c.wait_s for c in clean), 2) if clean else None
     )
     row["clean_over_full"] = (
         round(row["clean_verdict_s_p50"] / full_s, 2) if clean and full_s else None
@@ -426,7 +458,7 @@ def _addopts(options: str) -> Iterator[None]:
 
 
 def run_tests_corpus(
-    projects: list[TestProject], *, seed: int = 34, log: Any = None
+    projects: list[TestProject], *, seed: int = 34, log: Any = None, turn_s: float = 0.0
 ) -> list[dict[str, Any]]:
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     rows: list[dict[str, Any]] = []
@@ -435,19 +467,28 @@ def run_tests_corpus(
         with tempfile.TemporaryDirectory(prefix=f"rein-tests-bench-{project.name}-") as tmp:
             root = make_workspace(source, Path(tmp) / project.name)
             truths = Truths(truth_cache_file(project.name, project.version))
-            measure = functools.partial(measure_project, seed=seed, truths=truths, log=say)
+            measure = functools.partial(
+                measure_project, seed=seed, truths=truths, log=say, turn_s=turn_s
+            )
             with _addopts(project.addopts):
                 rows.append(anyio.run(measure, project, root))
     return rows
 
 
 def main_tests(args: Any) -> int:
-    """``rein bench tests --corpus [--projects NAME,...] [--edits N]``."""
+    """``rein bench tests --corpus [--projects NAME,...] [--edits N] [--turn-s S]``.
+
+    ``--turn-s`` (default :data:`TURN_S`): the model's turn between the tool
+    turn that made a change and the verdict, during which the gate judges
+    ahead (:mod:`rein.testgate.ahead`): it sets the wait after the turn
+    (``wait_after_turn_s_p50``, ``wait_over_full``); the verdict's figures
+    and the time goal are the judgement's own either way."""
     # The projects' suites run without this interpreter's own pytest plugins.
     os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     rows: list[dict[str, Any]] = []
     for project in choose_projects(args.projects, args.edits):
-        row = run_tests_corpus([project])[0]
+        turn_s = TURN_S if args.turn_s is None else float(args.turn_s)
+        row = run_tests_corpus([project], turn_s=turn_s)[0]
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)

@@ -40,7 +40,14 @@ class Case:
     selected: int = 0
     total: int = 0
     run_all: bool = False
+    #: The verdict's own time: its judgement's, from its start (ahead or at
+    #: ``check``) to its end; with no judgement (the verdict said so at
+    #: once), the time at ``check``. With no model turn, the gate's time at
+    #: ``check``, as every row before ``--turn-s`` measured it.
     verdict_s: float = 0.0
+    #: The wait at ``check`` after the model's turn (``--turn-s``): the
+    #: judgement ahead hides in that turn what it can.
+    wait_s: float = 0.0
     self_cpu_s: float = 0.0
     child_cpu_s: float = 0.0
     detail: str = ""
@@ -95,6 +102,7 @@ def summarize(
     recall = round(sum(c.caught for c in cases) / len(cases), 3) if cases else None
     precision = round((blockers - false) / blockers, 3) if blockers else None
     ratio = round(verdict / full_s, 2) if verdict is not None and full_s else None
+    wait = statistics.median(c.wait_s for c in cases) if cases else None
     repairs = [c.repair_s for c in cases if c.repair_s is not None]
     covered = [c.verdict_s for c in cases if c.by_coverage]
     return {
@@ -124,6 +132,11 @@ def summarize(
         "full_suite_s": round(full_s, 2),
         "truth_s_p50": round(statistics.median(c.truth_s for c in cases), 2) if cases else None,
         "verdict_over_full": ratio,
+        # The same figure by the name that says what it is: the goal's.
+        "judgement_s_p50": round(verdict, 2) if verdict is not None else None,
+        "judgement_over_full": ratio,
+        "wait_after_turn_s_p50": round(wait, 2) if wait is not None else None,
+        "wait_over_full": round(wait / full_s, 2) if wait is not None and full_s else None,
         "phases_p50": phases_p50(cases),
         "repair_verdict_s_p50": round(statistics.median(repairs), 2) if repairs else None,
         "repair_blockers": sum(c.repair_blockers for c in cases),
@@ -143,6 +156,7 @@ def summarize(
             "precision": precision is not None
             and precision >= GOAL_PRECISION
             and not any(c.repair_blockers for c in cases),
+            # The judgement's own time, never the wait after a modelled turn.
             "time": ratio is not None and ratio <= GOAL_TIME_RATIO,
             "pre_existing": bool(special.get("pre_existing_reported_not_blocking")),
             "flaky": bool(special.get("flaky_reported_not_blocking")),
@@ -162,6 +176,8 @@ _TABLE = (
     ("verdict p50 s", "verdict_s_p50"),
     ("full suite s", "full_suite_s"),
     ("ratio", "verdict_over_full"),
+    ("wait p50 s", "wait_after_turn_s_p50"),
+    ("wait ratio", "wait_over_full"),
     ("clean p50 s", "clean_verdict_s_p50"),
     ("clean ratio", "clean_over_full"),
     ("repair p50 s", "repair_verdict_s_p50"),

@@ -272,6 +272,11 @@ class TestsGateConfig(_Camel):
     #: How many forks of the warm pytest may share a first run of many
     #: tests: "auto", the cores Rein may run on (at most 4); 1: one fork.
     workers: int | Literal["auto"] = Field("auto", ge=1)
+    #: Judge while the model takes its turn: after a tool turn's changes,
+    #: the verdict's runs start in the background for the workspace as it
+    #: is; the verdict uses them when its inputs are the same
+    #: (:mod:`rein.testgate.ahead`).
+    ahead: bool = True
 
     @field_validator("command", "junit_path")
     @classmethod

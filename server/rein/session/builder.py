@@ -31,7 +31,7 @@ from rein.harness.cost.pricing import PriceTable
 from rein.harness.errors import ConfigError
 from rein.harness.events import McpServerState
 from rein.harness.gating.dependencies import DependencyCoordinator
-from rein.harness.gating.gate_types import PriorTexts
+from rein.harness.gating.gate_types import InstallState, PriorTexts
 from rein.harness.gating.gates import CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog, RecordingWorkspace, TrackedWorkspace
 from rein.harness.hooks import TurnInfo, TurnOverrides
@@ -141,6 +141,7 @@ def build_gates(
         root,
         gates_sandboxed=gates_sandboxed,
         gates_sandbox=gates_sandbox,
+        installs=dependencies,
     )
     if tests is not None:
         gates.append(tests)
@@ -162,11 +163,13 @@ def tests_gate(
     *,
     gates_sandboxed: Callable[[], bool] = lambda: False,
     gates_sandbox: KeptSandbox | None = None,
+    installs: InstallState | None = None,
 ) -> TestGate | None:
     """The tests gate when it is on: ``enabled: true``, or "auto" and the
     project has pytest tests (a custom ``command`` counts as tests). Its
     pytest is the project's environment's (``.venv``, ``venv``, the active
-    one), else the interpreter running Rein."""
+    one), else the interpreter running Rein. ``installs``: the dependency
+    installs (no judgement ahead is taken across one)."""
     if root is None or config.enabled is False:
         return None
     if config.enabled == "auto" and config.command is None and not finds_pytest_tests(root):
@@ -182,6 +185,7 @@ def tests_gate(
         xdist=has_xdist(python),
         launcher=KeptProcessLauncher(str(root), gates_sandbox),
         sandboxed=gates_sandboxed,
+        installs=installs,
     )
 
 

@@ -2,9 +2,8 @@
 that were failing already, and never pass blind.
 
 * Before the run first changes a file (``before_change``) it keeps the
-  file's text (None: it did not exist); a file a command changed gets its
-  text before the command (:mod:`rein.testgate.before_commands`), else
-  from a :class:`PriorTexts` source when there is one.
+  file's text, or the text before the command that changed it
+  (:mod:`rein.testgate.run_texts`).
 * The verdict selects the test files the changed files reach
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
@@ -45,6 +44,9 @@ that were failing already, and never pass blind.
   starts with the first run and runs only the failing tests, each as the
   first run reports it failing (:mod:`rein.testgate.baseline_feed`,
   :mod:`rein.testgate.waves`).
+* After a tool turn's changes the whole judgement starts in the
+  background, keyed by its inputs; the verdict uses it only when its own
+  inputs are the same (:mod:`rein.testgate.ahead`; ``ahead: false``: not).
 * :attr:`TestGate.timings` holds the last verdict's phases in seconds
   (the selection; each run's shadow update and pytest), for the bench.
 * Files the person has open with unsaved changes (an
@@ -63,6 +65,7 @@ that were failing already, and never pass blind.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -70,16 +73,22 @@ from pathlib import Path
 from typing import Any
 
 from rein.harness.config import TestsGateConfig
-from rein.harness.errors import ReinError
 from rein.harness.gating.gate_types import (
     GateContext,
     GateOutcome,
+    InstallState,
     PriorTexts,
 )
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Mutation, Workspace
-from rein.testgate.before_commands import TextsBeforeCommands
-from rein.testgate.import_graph import scan_ahead
+from rein.testgate.ahead import (
+    Ahead,
+    Judged,
+    Judgement,
+    JudgementKey,
+    ReadAhead,
+    judgement_key,
+)
 from rein.testgate.judging import (
     against_baseline,
     broke_import,
@@ -88,9 +97,10 @@ from rein.testgate.judging import (
     passed_again,
     reported,
 )
-from rein.testgate.overlays import current_texts, texts_before, undone, unsaved_imported
+from rein.testgate.overlays import current_texts, undone, unsaved_imported
 from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
+from rein.testgate.run_texts import TextsBeforeRun
 from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import TestSelection, select_tests
 from rein.testgate.shadow import in_tool_cache
@@ -101,9 +111,6 @@ from rein.testgate.waves import Waves
 __all__ = ["TestGate"]
 
 log = logging.getLogger(__name__)
-
-#: A stored session keeps a file's earlier text up to this size.
-MAX_STORED_TEXT = 1_000_000
 
 
 class TestGate:
@@ -124,27 +131,21 @@ class TestGate:
         xdist: bool = False,
         launcher: ProcessLauncher | None = None,
         sandboxed: Callable[[], bool] = lambda: False,
+        installs: InstallState | None = None,
     ) -> None:
         self.root = root
         self.runner = runner
         self.config = config
-        self.prior_texts = prior_texts
         self.spec = RunnerSpec(
             python=python, command=config.command, junit_path=config.junit_path, xdist=xdist
         )
         self._limit_s = config.timeout_ms / 1000
-        #: path -> its text before the run first changed it (None: absent).
-        self.prior: dict[str, str | None] = {}
+        #: The changed files' texts before the run.
+        self.texts = TextsBeforeRun(root, prior_texts)
         self._picker = Picker(root)
         #: When the verdict started; when its first run ended.
         self._started = 0.0
         self._first_ended: float | None = None
-        #: Changed modules being read while the model talks (:meth:`on_change`).
-        self._preparing: set[asyncio.Future[None]] = set()
-        #: The files' texts before commands changed them.
-        self._before_commands = TextsBeforeCommands(root)
-        #: A command ran since the last walk.
-        self._commands_ran = False
         #: The kept pytest process (pytest only, with a ``launcher``).
         self._warm = (
             WarmPytest(python, launcher) if launcher is not None and not self.spec.custom else None
@@ -166,6 +167,12 @@ class TestGate:
         )
         if self._warm is not None:
             self._warm.scratch = self.runs.folders
+        #: Changed modules read, then judged, while the model takes its turn.
+        self._read_ahead = ReadAhead(root, self._picker, self._baseline)
+        self.ahead = Ahead(self._ahead_start, self.prepared, root)
+        self._config_key = config.model_dump_json()
+        #: The dependency installs (the judgement ahead's key counts them).
+        self._installs = installs
 
     @property
     def timings(self) -> dict[str, float]:
@@ -180,7 +187,8 @@ class TestGate:
         confirmed (counts, :mod:`rein.testgate.waves`); ``own_before_first``:
         the gate's own time before the first run's pytest starts (from the
         call, the warm pytest's start left out), ``first_to_verdict``: from
-        its end to the verdict."""
+        its end to the verdict, ``judgement``: from the verdict's start (a
+        judgement ahead's) to its end."""
         return self.runs.timings
 
     @property
@@ -191,84 +199,45 @@ class TestGate:
 
     def on_change(self, mutation: Mutation) -> None:
         """Read each changed module as the verdict will (its model, its
-        units: :meth:`Picker.prepare`; its import-graph scan) while the
-        model takes its next turn. From the disk, not the workspace port
-        (a client's read has effects of its own): a text an editor or a
-        client holds unsaved is read by the verdict, as before."""
+        units, its import-graph scan: :class:`ReadAhead`), then judge the
+        change (:class:`Ahead`), while the model takes its next turn."""
         paths = [p for p in mutation.paths if p.endswith(".py")]
-        if not paths or self.spec.custom or self.config.select == "all":
-            return
-        task = asyncio.ensure_future(self._prepare(paths))
-        self._preparing.add(task)
-        task.add_done_callback(self._preparing.discard)
-
-    async def _prepare(self, paths: list[str]) -> None:
-        try:
-            overlay = await current_texts(self.root, paths, None)
-            before, unknown = self._baseline(paths)
-            texts = {p: (None if p in unknown else before.get(p), overlay.get(p)) for p in paths}
-            await in_parse_thread(self._picker.prepare, texts)
-            await asyncio.to_thread(scan_ahead, self.root, paths)
-        except (ReinError, OSError, UnicodeError) as exc:  # the verdict reads it again
-            log.debug("tests gate: %s not read ahead: %s", paths, exc)
+        if paths and not self.spec.custom and self.config.select != "all":
+            self._read_ahead.start(paths)
+        if self.config.ahead:
+            self.ahead.changed(mutation.paths, mutation.generation)
 
     async def prepared(self, timeout_s: float = 60.0) -> bool:
-        """Wait at most ``timeout_s`` for what :meth:`on_change` started (the
-        bench: as the model's turn would); False, with a warning, when it gave up."""
-        if not self._preparing:
-            return True
-        _, pending = await asyncio.wait([*self._preparing], timeout=timeout_s)
-        if pending:
-            log.warning("tests gate: %d read-ahead(s) not done in %.1f s", len(pending), timeout_s)
-        return not pending
+        """Wait at most ``timeout_s`` for the read-ahead :meth:`on_change`
+        started (not the judgement ahead); False when it gave up."""
+        return await self._read_ahead.done(timeout_s)
 
     async def on_run_start(self, generation: int) -> None:
         self._picker.forget()
+        self.ahead.forget()
+
+    def on_run_end(self) -> None:
+        """The run ended (an abort too): the judgement ahead stops."""
+        self.ahead.stop()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
-        if not paths:
-            # A command about to run (``before_command``): what it changes
-            # is known after it ran, by the walk at the next change or verdict.
-            await self._walk()
-            self._commands_ran = True
+        if not paths:  # a command about to run (``before_command``)
+            self.timings["walk"] = await self.texts.command_starts()
             return
-        if self._commands_ran:
-            await self._walk()  # what a command changed before this edit
+        if self.texts.commands_ran:
+            self.timings["walk"] = await self.texts.walk()  # what a command changed before this
         if self._warm is not None:
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
-        for path in paths:
-            if path in self.prior:
-                continue
-            try:
-                exists = await workspace.exists(path)
-                self.prior[path] = (await workspace.read_text(path)).text if exists else None
-            except (ReinError, OSError, UnicodeDecodeError):
-                log.debug("tests gate: no earlier text for %s", path)
+        await self.texts.keep(paths, workspace)
 
-    async def _walk(self) -> None:
-        """Walk the workspace (:mod:`rein.testgate.before_commands`) before a
-        command and, after one, at the next change or verdict. What changed
-        since the walk before is the command's only when one ran in between
-        (else the person's, or what the last validation already judged):
-        then each such file keeps its earlier text as its text before the
-        run, unless an earlier one is known."""
-        started = time.monotonic()
-        changed = await asyncio.to_thread(self._before_commands.walk)
-        if self._commands_ran:
-            self._commands_ran = False
-            for path, text in changed.items():
-                self.prior.setdefault(path, text)
-        self.timings["walk"] = time.monotonic() - started
-
-    def _never_there(self, path: str) -> bool:
-        """``path`` is no file now and was none before the run."""
-        if path in self.prior or (self.root / path).exists():
-            return False
-        return self._before_commands.never_there(path)
+    @property
+    def prior(self) -> dict[str, str | None]:
+        """path -> its text before the run first changed it (None: absent)."""
+        return self.texts.prior
 
     def on_validated(self, generation: int) -> None:
-        self.prior.clear()
-        self._commands_ran = False  # what changed since is not this run's
+        self.ahead.forget()
+        self.texts.forget()
         self._picker.forget()
 
     async def warm_ready(self, timeout_s: float) -> bool:
@@ -284,43 +253,34 @@ class TestGate:
         :data:`~rein.testgate.shadow.REMOVE_WAIT_S` for them (the gate is
         done with: its session closed, evicted; dropping the gate does the
         same, later)."""
-        for task in self._preparing:
-            task.cancel()
+        self._read_ahead.cancel()
+        await self.ahead.close()
         await self.runs.close()
 
     def export_state(self) -> dict[str, Any]:
-        prior = {
-            path: text
-            for path, text in self.prior.items()
-            if text is None or len(text) <= MAX_STORED_TEXT
-        }
-        return {"prior": prior} if prior else {}
+        return self.texts.export_state()
 
     def import_state(self, data: dict[str, Any]) -> None:
-        stored = data.get("prior")
-        if isinstance(stored, dict):
-            self.prior = {str(k): v for k, v in stored.items() if v is None or isinstance(v, str)}
+        self.texts.import_state(data)
 
     # -- the verdict ---------------------------------------------------------
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         # A tool's cache (a command's pytest writes .pytest_cache) is no input.
         changed = sorted(p for p in ctx.touched if not in_tool_cache(p))
-        self.runs.reset()
-        self._started, self._first_ended = time.monotonic(), None
-        if not changed:
-            return GateOutcome(detail="nothing changed")
-        if self._commands_ran:
-            await self._walk()
+        # A judgement ahead keeps its phases, when the verdict takes it.
+        fresh = not self.ahead.running()
+        if fresh:
+            self.runs.reset()
+        started = time.monotonic()
+        if changed and self.texts.commands_ran:
+            self.timings["walk"] = await self.texts.walk()
         # A command's own temporary file (``sed -i``'s): at every verdict.
-        changed = [p for p in changed if not self._never_there(p)]
+        changed = [p for p in changed if not self.texts.never_there(p)]
         if not changed:
-            return GateOutcome(detail="nothing changed")
+            return await self._no_run("nothing changed")
         try:
-            outcome = await self._check(changed, ctx.workspace)
-            if self._first_ended is not None:
-                self.timings["first_to_verdict"] = time.monotonic() - self._first_ended
-            return outcome
+            return await self._check(changed, ctx, started, fresh=fresh)
         except (OSError, UnicodeError, ValueError) as exc:
             # The shadow could not be built, a report not read: no verdict,
             # and no blocker that spends the repair budget on it.
@@ -328,28 +288,108 @@ class TestGate:
                 unverified=f"the tests could not be run: {type(exc).__name__}: {exc}"
             )
 
-    async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
+    async def _check(
+        self, changed: list[str], ctx: GateContext, started: float, *, fresh: bool
+    ) -> GateOutcome:
+        workspace = ctx.workspace
         if self._warm is not None:
             self._warm.start()
         overlay = await current_texts(self.root, changed, workspace)
-        as_before = undone(changed, overlay, *self._baseline(changed))
+        before, unknown = self._baseline(changed)
+        as_before = undone(changed, overlay, before, unknown)
         if as_before:
-            return GateOutcome(detail=as_before)
+            return await self._no_run(as_before)
+        key = self._key(changed, overlay, before, unknown, ctx.generation)
+        judged = await self.ahead.take(key)
+        notes = [self.ahead.voided] if self.ahead.voided else []
+        if judged is not None:
+            self.runs.timings = judged.timings
+            notes.append("judged ahead, while the model took its turn")
+        else:
+            if not fresh:  # a judgement ahead for other inputs was stopped
+                self.runs.reset()
+            async with self.ahead.judging:
+                judged = await self._judged(changed, overlay, started)
+        outcome = judged.outcome
+        unsaved = await unsaved_imported(self.root, workspace, changed, judged.files)
+        if unsaved:
+            notes.append(f"not saved in the editor, so the tests read their saved text: {unsaved}")
+        outcome.detail = "; ".join([outcome.detail, *notes] if outcome.detail else notes)
+        return outcome
+
+    async def _no_run(self, detail: str) -> GateOutcome:
+        """A verdict running no test: nothing ahead runs, no phase is timed."""
+        await self.ahead.close()
+        self.runs.reset()
+        return GateOutcome(detail=detail)
+
+    async def _ahead_start(
+        self, touched: Sequence[str], generation: int
+    ) -> tuple[JudgementKey, Judgement] | None:
+        """The key of the judgement :class:`Ahead` makes now (its inputs read
+        as :meth:`check` reads them, but from the disk: a client's read has
+        effects of its own) and its coroutine; None: no test would run, or
+        a command ran (the verdict walks the workspace first)."""
+        changed = [p for p in touched if not in_tool_cache(p) and not self.texts.never_there(p)]
+        if self.texts.commands_ran or not changed:
+            return None
+        overlay = await current_texts(self.root, changed, None)
+        before, unknown = self._baseline(changed)
+        key = self._key(changed, overlay, before, unknown, generation)
+        if undone(changed, overlay, before, unknown) or key.installs < 0:
+            return None  # nothing to run; an install to come
+        return key, functools.partial(self._judged, changed, overlay, None)
+
+    def _key(
+        self,
+        changed: list[str],
+        overlay: dict[str, str | None],
+        before: dict[str, str | None],
+        unknown: list[str],
+        generation: int,
+    ) -> JudgementKey:
+        """The key of a judgement of these inputs now (:func:`judgement_key`)."""
+        installs = self._installs
+        finished = 0 if installs is None else -1 if installs.installing() else installs.finished
+        return judgement_key(
+            changed,
+            overlay,
+            before,
+            unknown,
+            generation,
+            self._config_key,
+            sandboxed=self.runs.sandboxed(),
+            installs=finished,
+        )
+
+    async def _judged(
+        self, changed: list[str], overlay: dict[str, str | None], started: float | None
+    ) -> Judged:
+        """The judgement of the run's changes with the texts ``overlay``:
+        the selection and the runs (``started``: the verdict's start; None:
+        a judgement ahead, starting now)."""
+        if started is None:
+            if self._warm is not None:
+                self._warm.start()
+            self.runs.reset()
+            started = time.monotonic()
+        self._started, self._first_ended = started, None
         # The import graph is read from the disk: off the event loop.
-        started = time.monotonic()
+        selected = time.monotonic()
         selection = await asyncio.to_thread(self._select, changed)
-        self.timings["select"] = time.monotonic() - started
+        self.timings["select"] = time.monotonic() - selected
         if not selection.run_all and not selection.files:
-            return GateOutcome(
+            outcome = GateOutcome(
                 detail=f"no test reaches the changed files (0 of {selection.total_files} "
                 f"test files selected: {selection.reason})"
             )
-        outcome = await self._judge(selection, changed, overlay)
-        unsaved = await unsaved_imported(self.root, workspace, changed, selection.files)
-        if unsaved:
-            note = f"not saved in the editor, so the tests read their saved text: {unsaved}"
-            outcome.detail = f"{outcome.detail}; {note}" if outcome.detail else note
-        return outcome
+        else:
+            outcome = await self._judge(selection, changed, overlay)
+        ended = time.monotonic()
+        if self._first_ended is not None:
+            self.timings["first_to_verdict"] = ended - self._first_ended
+        self.timings["judgement"] = ended - started
+        return Judged(outcome, tuple(selection.files), self.timings, self.runs.seen)
 
     async def _judge(
         self, selection: TestSelection, changed: list[str], overlay: dict[str, str | None]
@@ -534,6 +574,4 @@ class TestGate:
         return self._picker.pick(selection, texts)
 
     def _baseline(self, changed: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
-        """Each changed file before the run; the files whose earlier text
-        is not known (:func:`~rein.testgate.overlays.texts_before`)."""
-        return texts_before(changed, self.prior, self.prior_texts)
+        return self.texts.baseline(changed)

@@ -38,7 +38,7 @@ import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
@@ -56,6 +56,7 @@ __all__ = [
     "LINKED_WHOLE",
     "MAX_COPIED_BYTES",
     "SKIPPED",
+    "Seen",
     "Shadow",
     "ShadowTree",
     "build_shadow",
@@ -63,6 +64,8 @@ __all__ = [
     "in_tool_cache",
     "inside",
     "open_shadow",
+    "seen_now",
+    "source_seen",
     "sync_shadow",
 ]
 
@@ -120,6 +123,10 @@ class Shadow:
     pycache: Path | None = None
     #: The tree's owner lock (held while the shadow lives; see :class:`ShadowTree`).
     owner: IO[bytes] | None = field(default=None, repr=False)
+    #: What the sync saw of the workspace: the overlaid paths, and each
+    #: other path's kind and stat (:func:`source_seen` walked then, minus
+    #: the overlay). A later walk that differs: the workspace changed.
+    seen: Seen | None = field(default=None, repr=False)
 
     @property
     def private(self) -> Path:
@@ -204,8 +211,49 @@ _Want = (
 )
 
 
+#: What a sync saw of the workspace (:attr:`Shadow.seen`).
+Seen = tuple[frozenset[str], dict[str, _Want]]
+
+
 def _stat(info: os.stat_result) -> tuple[int, int, int]:
     return info.st_size, info.st_mtime_ns, info.st_ino
+
+
+def source_seen(source: Path) -> dict[str, _Want]:
+    """What a sync of ``source`` copies, links and makes: each path (but the
+    :data:`SKIPPED` folders and what linked folders hold) with its kind and,
+    for a copied file, its stat (size, mtime in ns, inode)."""
+    wanted: dict[str, _Want] = {}
+    for folder, dirs, files in os.walk(source):
+        here = Path(folder)
+        rel_folder = here.relative_to(source).as_posix()
+        prefix = "" if rel_folder == "." else f"{rel_folder}/"
+        kept: list[str] = []
+        for name in dirs:
+            path = here / name
+            if name in SKIPPED:
+                continue
+            if name in LINKED_WHOLE or path.is_symlink() or _is_environment(path):
+                wanted[prefix + name] = ("link", str(path), False)
+                continue
+            wanted[prefix + name] = ("dir",)
+            kept.append(name)
+        dirs[:] = kept
+        for name in files:
+            wanted[prefix + name] = _file_want(here / name)
+    return wanted
+
+
+def seen_now(source: Path, seen: Sequence[Seen]) -> bool:
+    """Whether the workspace is now as each of these syncs saw it (one
+    walk; False with no sync: nothing says what it was)."""
+    if not seen:
+        return False
+    now = source_seen(source)
+    for overlay, saw in seen:
+        if {p: w for p, w in now.items() if p not in overlay or w[0] == "dir"} != saw:
+            return False
+    return True
 
 
 class ShadowTree:
@@ -273,26 +321,13 @@ class ShadowTree:
             return shadow
 
     def _wanted(self, overlay: Mapping[str, str | None], shadow: Shadow) -> dict[str, _Want]:
-        source = self.source
-        wanted: dict[str, _Want] = {}
-        for folder, dirs, files in os.walk(source):
-            here = Path(folder)
-            rel_folder = here.relative_to(source).as_posix()
-            prefix = "" if rel_folder == "." else f"{rel_folder}/"
-            kept: list[str] = []
-            for name in dirs:
-                path = here / name
-                if name in SKIPPED:
-                    continue
-                if name in LINKED_WHOLE or path.is_symlink() or _is_environment(path):
-                    wanted[prefix + name] = ("link", str(path), False)
-                    continue
-                wanted[prefix + name] = ("dir",)
-                kept.append(name)
-            dirs[:] = kept
-            for name in files:
-                if prefix + name not in overlay:
-                    wanted[prefix + name] = _file_want(here / name)
+        # An overlaid path is not the source's (a folder is: it holds others).
+        wanted = {
+            rel: want
+            for rel, want in source_seen(self.source).items()
+            if rel not in overlay or want[0] == "dir"
+        }
+        shadow.seen = (frozenset(overlay), dict(wanted))
         for rel, text in overlay.items():
             if not _reachable(rel, wanted):
                 # Under a linked folder: writing would reach the real one.

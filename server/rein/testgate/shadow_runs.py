@@ -36,7 +36,7 @@ from rein.testgate.picking import Picker
 from rein.testgate.pytest_run import NO_TEST
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.runner import RunnerSpec, TestRun, report_path, run_tests, takes_xdist
-from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
+from rein.testgate.shadow import REMOVE_WAIT_S, Seen, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import WarmPytest
 from rein.testgate.waves import Waves, watch_report
 
@@ -86,6 +86,9 @@ class ShadowRuns:
         #: The last verdict's runs that the warm pytest ran (not those its
         #: client ran cold: the detail says why for the first run).
         self.warm_runs: set[str] = set()
+        #: What each of the last verdict's syncs saw of the workspace
+        #: (:attr:`~rein.testgate.shadow.Shadow.seen`).
+        self.seen: list[Seen] = []
         #: How a first run is shared among forks (:mod:`rein.testgate.cores`).
         self.cores = Cores(workers_for(workers))
 
@@ -99,6 +102,7 @@ class ShadowRuns:
         """A new verdict: its phases and warm runs start empty."""
         self.timings = {}
         self.warm_runs = set()
+        self.seen = []
 
     async def close(self) -> None:
         """Stop the warm pytest and delete the shadow trees, waiting at most
@@ -222,6 +226,8 @@ class ShadowRuns:
         # modules go there, never to the user's prefix other runs import.
         sandboxed = self.sandboxed()
         shadow = await sync_shadow(await self._tree(tree), overlay, shared=not sandboxed)
+        if shadow.seen is not None:
+            self.seen.append(shadow.seen)
         built = time.monotonic()
         self._add_time(f"{name}_shadow", built - started)
         if shadow.unreachable:

@@ -94,6 +94,9 @@ class DependencyCoordinator:
         self._idle.set()
         #: Manifests whose install succeeded since the analyzers were told.
         self._environment: list[str] = []
+        #: How many installs have finished (any exit code): a judgement
+        #: made before one is stale (:class:`~rein.harness.gating.gate_types.InstallState`).
+        self.finished = 0
 
     def command_for(self, path: str) -> str | None:
         name = posixpath.basename(path)
@@ -146,6 +149,7 @@ class DependencyCoordinator:
                     result = CommandResult(exit_code=-1, output=f"{type(exc).__name__}: {exc}")
                 outcome = InstallOutcome(max(started.values()), job.command, result)
                 self.outcomes.append(outcome)
+                self.finished += 1
                 for path, generation in started.items():
                     state = self.manifests[path]
                     state.done = max(state.done, generation)
@@ -161,6 +165,10 @@ class DependencyCoordinator:
     @property
     def busy(self) -> bool:
         return self._worker_running
+
+    def installing(self) -> bool:
+        """An install runs or is owed."""
+        return self._worker_running or bool(self.owed())
 
     async def wait(self) -> InstallOutcome | None:
         """Wait for running and queued installs; the newest outcome."""

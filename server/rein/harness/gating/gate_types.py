@@ -28,6 +28,7 @@ __all__ = [
     "GateContext",
     "GateOutcome",
     "ImporterClosure",
+    "InstallState",
     "NeverThere",
     "OpenFilesOnly",
     "PartialImporters",
@@ -35,6 +36,7 @@ __all__ = [
     "ProgressReporter",
     "ReadInputs",
     "ReportingGate",
+    "RunEndListener",
     "StatefulGate",
     "UnsavedDocuments",
     "ValidationListener",
@@ -153,6 +155,29 @@ class ReportingGate(Protocol):
     def on_run_end(self) -> None:
         """The run ended: stop the background work no change waited for
         (its requests are cancelled)."""
+        ...
+
+
+@runtime_checkable
+class RunEndListener(Protocol):
+    """A gate that works for a verdict before it is asked for one (the tests
+    gate judges while the model takes its turn, :class:`ChangeObserver`),
+    told when the run ends (any status: an abort too) to stop that work.
+    A :class:`ReportingGate` is told by its own ``on_run_end``."""
+
+    def on_run_end(self) -> None: ...
+
+
+class InstallState(Protocol):
+    """The installs a manifest's change owes, as a gate that judges ahead
+    sees them (the dependency coordinator): an install changes the
+    environment its tests import, which no text of the workspace shows."""
+
+    #: How many installs have finished (any exit code) so far.
+    finished: int
+
+    def installing(self) -> bool:
+        """An install runs or is owed (a manifest changed since its last)."""
         ...
 
 

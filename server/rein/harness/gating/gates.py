@@ -53,6 +53,7 @@ from rein.harness.gating.gate_types import (
     GateContext,
     GateOutcome,
     ReportingGate,
+    RunEndListener,
     StatefulGate,
     ValidationListener,
     code_context,
@@ -258,7 +259,7 @@ class GatePipeline:
         """The run ended: what a gate still does in the background for it
         (a baseline no change has waited for) is stopped."""
         for gate in self.gates:
-            if isinstance(gate, ReportingGate):
+            if isinstance(gate, ReportingGate | RunEndListener):
                 gate.on_run_end()
 
     async def on_run_start(self, generation: int, emit: Emit) -> None:
