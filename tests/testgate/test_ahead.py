@@ -156,6 +156,23 @@ async def test_a_file_outside_the_changes_changed_after_the_judgement_is_judged_
     await gate.close()
 
 
+async def test_a_command_started_after_the_judgement_voids_it(tmp_path: Path) -> None:
+    """A command can write where no walk of the workspace looks (a ``pip
+    install`` into the linked ``.venv``, a folder outside the workspace):
+    one started after the judgement ahead makes the verdict judge afresh
+    (review26d HIGH)."""
+    gate, runner, workspace = _setup(tmp_path)
+    await _change(gate, workspace, BROKEN, 2)
+    with anyio.fail_after(30):
+        await runner.started(3)
+        await runner.idle()
+    await gate.before_change([], workspace)  # a command about to run; it changes no file here
+    outcome = await _verdict(gate, workspace, 2)
+    assert outcome.blockers and AHEAD not in outcome.detail
+    assert len(runner.texts) == 6  # judged again at check
+    await gate.close()
+
+
 async def test_a_judgement_made_unsandboxed_is_not_taken_by_a_sandboxed_verdict(
     tmp_path: Path,
 ) -> None:

@@ -12,9 +12,11 @@ its exact inputs (:class:`JudgementKey`): the changed paths, the text of
 each as the judgement read it and as it was before the run (content
 hashes), the files whose earlier text is unknown, the workspace
 generation of the last change it saw, the gate's configuration, whether
-its runs are sandboxed, and how many dependency installs had finished (no
+its runs are sandboxed, how many dependency installs had finished (no
 judgement starts ahead while one runs or is owed: the environment it
-changes, linked into the shadow, shows in no text).
+changes, linked into the shadow, shows in no text) and how many commands
+the run had started (a command can write where no walk looks: a ``pip
+install`` into the linked ``.venv``, a folder outside the workspace).
 
 At ``check``, the gate computes the key of the verdict it would make
 (cheap: the texts it reads anyway) and :meth:`Ahead.take` gives it the
@@ -30,7 +32,11 @@ outside the run's changes (a gitignored file a command or a person wrote,
 which no change reports), the judgement's shadow syncs saw: each sync's
 walk of the workspace (paths, sizes, mtimes, minus its overlay) is kept,
 and the verdict walks the workspace again and takes the judgement only
-when every walk is the same (:func:`~rein.testgate.shadow.seen_now`).
+when every walk is the same (:func:`~rein.testgate.shadow.seen_now`). What
+the shadow links rather than copies (a ``.venv``, ``node_modules``, a
+linked folder, a file over 8 MiB) a walk sees by its name only: a
+person's change inside one during the model's turn is not seen (a
+command's is, by the count above).
 
 A new change cancels a judgement running and schedules another; the run's
 end (an abort included), a validation and the gate's close stop it.
@@ -124,6 +130,9 @@ class JudgementKey:
     sandboxed: bool
     #: The dependency installs finished (-1: one runs or is owed).
     installs: int
+    #: The commands the run started (one may write where no walk looks:
+    #: a linked ``.venv``, a folder outside the workspace).
+    commands: int
 
 
 def _digest(text: str | None) -> str | None:
@@ -142,6 +151,7 @@ def judgement_key(
     *,
     sandboxed: bool,
     installs: int,
+    commands: int,
 ) -> JudgementKey:
     """The key of a judgement of ``changed`` with their texts ``now`` (a
     path missing there is no text: its bytes are copied) and ``before``."""
@@ -154,6 +164,7 @@ def judgement_key(
         config=config,
         sandboxed=sandboxed,
         installs=installs,
+        commands=commands,
     )
 
 

@@ -173,6 +173,8 @@ class TestGate:
         self._config_key = config.model_dump_json()
         #: The dependency installs (the judgement ahead's key counts them).
         self._installs = installs
+        #: The commands this gate was told of (the judgement ahead's key).
+        self._commands = 0
 
     @property
     def timings(self) -> dict[str, float]:
@@ -222,6 +224,7 @@ class TestGate:
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if not paths:  # a command about to run (``before_command``)
+            self._commands += 1  # no judgement from before it is taken after it
             self.timings["walk"] = await self.texts.command_starts()
             return
         if self.texts.commands_ran:
@@ -360,6 +363,7 @@ class TestGate:
             self._config_key,
             sandboxed=self.runs.sandboxed(),
             installs=finished,
+            commands=self._commands,
         )
 
     async def _judged(
