@@ -18,13 +18,11 @@ import asyncio
 from pathlib import Path
 
 from rein.analysis.gate import AnalyzerGate
-from rein.disk.analyzer_server import _Analyzer
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.gating.gates import GateContext
 from rein.harness.ports import Mutation
-from tests.fakes.pull_analyzer import FileByFileServer
+from tests.fakes.pull_analyzer import FileByFileServer, pool_over_file_by_file
 
 BEFORE = "def is_random(x):\n    return True\n\n\ndef other(x):\n    return x\n"
 AFTER = BEFORE.replace("is_random", "is_random_x")
@@ -51,15 +49,7 @@ async def _cold_session(root: Path) -> tuple[AnalyzerPool, FileByFileServer, Ana
         "clean": CLEAN,
     }.items():
         (root / f"pkg/{name}.py").write_text(text)
-    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0)
-    await pool.prepare()
-    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
-    server = FileByFileServer(pool.root)
-    server.publish = analyzer.on_publish
-    analyzer.client = server  # type: ignore[assignment]
-    analyzer.alive = True
-    pool.analyzers.append(analyzer)
-    pool._started.set()
+    pool, analyzer, server = await pool_over_file_by_file(root)
     assert await pool.wait_idle(BOUND_S)
     analyzer.progress_begin("the workspace analysis")  # never ends here
     return pool, server, AnalyzerGate(pool, settle_timeout_s=BOUND_S)

@@ -18,11 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rein.analysis.whole_snapshot import whole_snapshot
-from rein.disk.analyzer_server import _Analyzer
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import DiagnosticsSnapshot, Mutation
-from tests.fakes.pull_analyzer import FileByFileServer
+from tests.fakes.pull_analyzer import FileByFileServer, pool_over_file_by_file
 
 BEFORE = "def is_random(x):\n    return True\n"
 AFTER = "def is_random_x(x):\n    return True\n"
@@ -39,15 +37,7 @@ async def _pool(root: Path) -> tuple[AnalyzerPool, FileByFileServer]:
     (root / "pkg/__init__.py").write_text("")
     (root / "pkg/rv.py").write_text(BEFORE)
     (root / "pkg/user.py").write_text(USER)
-    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0)
-    await pool.prepare()
-    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
-    server = FileByFileServer(pool.root)
-    server.publish = analyzer.on_publish
-    analyzer.client = server  # type: ignore[assignment]
-    analyzer.alive = True
-    pool.analyzers.append(analyzer)
-    pool._started.set()
+    pool, analyzer, server = await pool_over_file_by_file(root)
     await pool.ensure_open(["pkg/rv.py"])
     assert "pkg/user.py" in analyzer.versions
     assert await pool.wait_idle(BOUND_S)

@@ -23,9 +23,12 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
 from tests.fakes.lsp_client import RecordingLanguageClient
 
-__all__ = ["FileByFileServer"]
+__all__ = ["FileByFileServer", "pool_over_file_by_file"]
 
 _IMPORT = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)", re.MULTILINE)
 
@@ -119,3 +122,20 @@ class FileByFileServer(RecordingLanguageClient):
     def _deliver(self, params: lsp.PublishDiagnosticsParams) -> None:
         if self.publish is not None:
             self.publish(params)
+
+
+async def pool_over_file_by_file(
+    root: Path,
+) -> tuple[AnalyzerPool, _Analyzer, FileByFileServer]:
+    """An open-files analyzer pool of ``root`` whose one analyzer
+    (basedpyright's) talks to a :class:`FileByFileServer`, started."""
+    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0)
+    await pool.prepare()
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
+    server = FileByFileServer(pool.root)
+    server.publish = analyzer.on_publish
+    analyzer.client = server  # type: ignore[assignment]
+    analyzer.alive = True
+    pool.analyzers.append(analyzer)
+    pool._started.set()
+    return pool, analyzer, server
