@@ -32,13 +32,11 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-# Three workers (pytest-xdist) on the 2 cores: most tests wait on a
-# subprocess (rein serve, rein run, an analyzer) for part of their time, so a
-# third keeps the cores busier (tests/lsp: 487 -> 413 s, the same CPU,
-# docs/testing.md); e2e tests still run last (tests/conftest.py orders them,
-# the workers take them in that order).
+# Two workers (pytest-xdist): most tests wait on a subprocess (rein serve,
+# rein run, an analyzer), so two keep both cores busy; e2e tests still run
+# last (tests/conftest.py orders them, the workers take them in that order).
 pytest: setup language-servers
-	$(VENV)/bin/pytest -q -n 3
+	$(VENV)/bin/pytest -q -n 2
 
 eval: setup
 	$(VENV)/bin/rein eval --json .eval-scores.json
