@@ -244,6 +244,10 @@ def test_mode_with_resume_is_refused_not_ignored(tmp_path: Path) -> None:
     )
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_with_130_and_the_session_line(tmp_path: Path) -> None:
     # Defect: an interrupted run ended with no word of its session, which is
     # stored (aborted) and can be continued or undone.
@@ -252,10 +256,14 @@ def test_ctrl_c_ends_with_130_and_the_session_line(tmp_path: Path) -> None:
     script = (
         "turns:\n  - tool_calls:\n      - {name: run_command, arguments: {command: sleep 60}}\n"
     )
+    # A foreground process on a terminal: SIGINT at its default, whatever
+    # this suite inherited (a suite started in the background by a shell
+    # without job control has it ignored, and Python then keeps it so).
     proc = subprocess.Popen(
         [sys.executable, "-m", "rein", *run_args(tmp_path, ws, script)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=_sigint_default,
     )  # fmt: skip
     try:
         assert proc.stdout is not None
