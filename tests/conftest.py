@@ -4,11 +4,15 @@ analyzers) carry the ``e2e`` marker and run last."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.forkserver import VARIABLE, fork_server
 
 _TESTS = Path(__file__).resolve().parent
 _E2E_DIR = _TESTS / "e2e"
@@ -89,3 +93,16 @@ def _private_user_data(tmp_path_factory: pytest.TempPathFactory) -> None:
     # the tiny projects use none of them (the gate names xdist itself with
     # `-p xdist`). A test about plugins sets up its own.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _rein_fork_server(
+    _private_user_data: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The worker's fork server, which the tests' ``rein`` processes
+    (tests.forkserver.REIN) start from: a start costs milliseconds instead of
+    the second the interpreter's start and rein's imports take."""
+    with fork_server(tmp_path_factory.mktemp("forkserver")) as path:
+        os.environ[VARIABLE] = path
+        yield
+        os.environ.pop(VARIABLE, None)

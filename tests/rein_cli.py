@@ -1,18 +1,18 @@
-"""``rein`` as a person runs it: ``python -m rein`` in a child process (this
-interpreter, so the checkout's code), its output captured as text."""
+"""``rein`` as a person runs it: ``rein ARGS...`` in a child process (this
+interpreter, so the checkout's code; started from the worker's fork server,
+tests/forkserver), its output captured as text."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.forkserver import REIN
 
 
 def rein(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``rein ARGS...``, waited for at most ``timeout`` seconds."""
-    return subprocess.run(
-        [sys.executable, "-m", "rein", *args], capture_output=True, text=True, timeout=timeout
-    )
+    return subprocess.run([*REIN, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def replay_run(

@@ -26,6 +26,7 @@ from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
 from rein.providers.mock_server import MockServer
 from tests.fakes.acp_client import FakeAcpClient
+from tests.forkserver import REIN
 
 WORKSPACES = Path(__file__).resolve().parents[1] / "workspaces"
 
@@ -150,9 +151,7 @@ async def running_agent(
     with stderr.open("wb") as sink:
         async with spawn_agent_process(
             editor,
-            sys.executable,
-            "-m",
-            "rein",
+            *REIN,
             "acp",
             env=home.env(**(env or {})),
             cwd=str(home.path),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
 from collections.abc import AsyncIterator
 from typing import IO
 
@@ -16,6 +15,7 @@ import pytest
 
 from rein.acp.wire_guard import MAX_LINE_BYTES, GuardedReader, problem_answer
 from tests.acp.conftest import Home
+from tests.forkserver import REIN
 
 BOUND_S = 60
 
@@ -27,9 +27,7 @@ async def _rein_acp(
     """The real ``rein acp`` over pipes in ``home``; its end of stdin closed
     and its exit 0 checked after the body, killed if the body failed."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "rein",
+        *REIN,
         "acp",
         env=home.env(),
         cwd=str(home.path),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -17,6 +16,7 @@ from acp.schema import ClientCapabilities
 from rein.acp import fast_start
 from rein.acp.agent import ReinAcpAgent
 from rein.config import ReinConfig
+from tests.forkserver import REAL_REIN
 
 
 def _config(key_env: str) -> ReinConfig:
@@ -90,7 +90,7 @@ def test_rein_acp_answers_initialize_without_importing_the_sdk(tmp_path: Path) -
     )
     env = {**os.environ, "PYTHONPATH": str(shadow), "HOME": str(tmp_path)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rein", "acp", "--storage", str(tmp_path / "st")],
+        [*REAL_REIN, "acp", "--storage", str(tmp_path / "st")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

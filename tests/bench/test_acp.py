@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from rein.bench.acp import _p95, bench_acp
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +27,7 @@ def test_the_bench_times_both_commands_to_their_initialize_result() -> None:
 
 def test_the_cli_prints_one_json_row() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "bench", "acp", "1", "--json"],
+        [*REIN, "bench", "acp", "1", "--json"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from rein.bench.checkpoints import bench_checkpoints
+from tests.forkserver import REIN
 
 
 def test_the_bench_times_edits_without_and_with_checkpoints() -> None:
@@ -21,7 +21,7 @@ def test_the_bench_times_edits_without_and_with_checkpoints() -> None:
 
 def test_rein_bench_checkpoints_prints_json_rows() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "bench", "checkpoints", "--json"],
+        [*REIN, "bench", "checkpoints", "--json"],
         capture_output=True,
         text=True,
         timeout=120,

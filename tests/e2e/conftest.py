@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +12,7 @@ import pytest
 import yaml
 
 from rein.disk.analyzer_specs import find_executable
+from tests.forkserver import REIN
 
 WORKSPACES = Path(__file__).resolve().parents[1] / "workspaces"
 
@@ -50,7 +50,7 @@ def mock_server(tmp_path: Path, name: str, turns: list[dict[str, Any]]) -> Itera
     scenario = tmp_path / f"{name}.yaml"
     scenario.write_text(yaml.safe_dump({"name": name, "turns": turns}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rein", "mock-server", "--port", "0", "--scenario", str(scenario)],
+        [*REIN, "mock-server", "--port", "0", "--scenario", str(scenario)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -17,6 +17,7 @@ import yaml
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from tests.e2e.basedpyright_cli import basedpyright_cli
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -123,7 +124,7 @@ def test_a_package_the_run_s_install_adds_resolves_at_the_next_verdict(
         )
     )
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "run", "use fancylib", "-w", str(root),
+        [*REIN, "run", "use fancylib", "-w", str(root),
          "--provider", "replay", "--script", str(script), "--yes", "--json",
          "--config", str(config), "--storage", str(tmp_path / "storage")],
         capture_output=True, text=True, timeout=300,

@@ -22,10 +22,10 @@ import pytest
 import yaml
 
 from tests.e2e.test_isolated_cli import call, git
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
-REIN = [sys.executable, "-m", "rein"]
 REPO = Path(__file__).resolve().parents[2]
 A, B, RUN = "a = 1\n", "b = 1\n", "#!/bin/sh\necho run\n"
 TURNS = [

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import yaml
 
 from rein.headless.run import run_task
 from tests.bring.setup_repo import APP, setup_repo
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -51,7 +51,7 @@ def _run(
         json.dumps({"gates": {"analyzer": {"enabled": False}}, "approval": approval or {}})
     )
     return subprocess.run(
-        [sys.executable, "-m", "rein", "run", text, "-w", str(tmp_path / "repo"),
+        [*REIN, "run", text, "-w", str(tmp_path / "repo"),
          "--provider", "replay", "--script", str(script), "--json", *flags,
          "--storage", str(tmp_path / "store"), "--config", str(config)],
         capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,

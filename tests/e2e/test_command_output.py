@@ -6,7 +6,6 @@ the run completes."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import anyio
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from rein.harness.calls.tool_updates import MAX_STREAMED_CHARS, MAX_UPDATE_CHARS
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ async def test_twenty_megabytes_without_a_newline_reach_the_client_bounded(
             }
         )
     )
-    argv = [sys.executable, "-m", "rein", "run", "print it", "-w", str(workspace)]
+    argv = [*REIN, "run", "print it", "-w", str(workspace)]
     argv += ["--provider", "replay", "--script", str(script), "--yes", "--json"]
     argv += ["--storage", str(tmp_path / "store")]
     with anyio.fail_after(120):

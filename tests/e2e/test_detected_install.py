@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.e2e.test_analyzer_environment import fancylib_wheel
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -46,7 +47,7 @@ def test_a_requirements_edit_installs_into_the_venv_without_configuration(
     }
     env.pop("VIRTUAL_ENV", None)
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "run", "use fancylib", "-w", str(root),
+        [*REIN, "run", "use fancylib", "-w", str(root),
          "--provider", "replay", "--script", str(script), "--yes", "--json",
          "--storage", str(tmp_path / "storage")],
         capture_output=True, text=True, timeout=300, env=env,

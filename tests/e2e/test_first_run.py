@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,11 +24,11 @@ import anyio
 import pytest
 
 from rein.providers.mock_server import MockServer
+from tests.forkserver import REIN
 from tests.store.test_store_failures import _locked_by_another_process
 
 pytestmark = pytest.mark.e2e
 
-REIN = [sys.executable, "-m", "rein"]
 #: Variables that would give rein run a model, a key or an endpoint.
 _SCRUBBED = ("OPENAI_", "ANTHROPIC_", "REIN_", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
 
 from rein.providers.mock_server import MockServer
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -56,7 +56,7 @@ async def test_a_failing_tests_text_reaches_the_repair_prompt_redacted(tmp_path:
             "harness": {"maxRepairAttempts": 1},
         }
         config.write_text(json.dumps({"rein": section}))
-        command = [sys.executable, "-m", "rein", "run", "set VALUE to 2", "-w", str(root)]
+        command = [*REIN, "run", "set VALUE to 2", "-w", str(root)]
         command += ["--config", str(config), "--storage", str(storage), "--yes", "--json"]
         env = {**os.environ, "REIN_TEST_KEY": KEY}
         with anyio.fail_after(180):

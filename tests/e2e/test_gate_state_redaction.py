@@ -20,6 +20,7 @@ import anyio
 import pytest
 
 from rein.providers.mock_server import MockServer
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -51,7 +52,7 @@ async def _rein_run(
             "harness": {"maxRepairAttempts": 0},
         }
         config.write_text(json.dumps({"rein": section}))
-        command = [sys.executable, "-m", "rein", "run", "set VALUE to 2", "-w", str(root)]
+        command = [*REIN, "run", "set VALUE to 2", "-w", str(root)]
         command += ["--config", str(config), "--storage", str(tmp_path / "storage")]
         command += ["--yes", "--json", *extra]
         env = {**os.environ, "REIN_TEST_KEY": PROVIDER_KEY}

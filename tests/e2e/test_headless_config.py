@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from rein.harness.errors import ConfigError
 from rein.headless.run import build_config
 from rein.providers.mock_server import MockServer
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +36,7 @@ async def test_an_invalid_provider_stops_rein_run_before_any_request(tmp_path: P
         }
         config.write_text(json.dumps({"rein": section}))
         env = {**os.environ, "OPENAI_BASE_URL": f"{public.url}/v1", "OPENAI_API_KEY": "sk-x"}
-        command = [sys.executable, "-m", "rein", "run", "summarise app.py", "-w", str(tmp_path)]
+        command = [*REIN, "run", "summarise app.py", "-w", str(tmp_path)]
         done = await anyio.run_process([*command, "--config", str(config)], env=env, check=False)
         assert local.requests == [] and public.requests == []
     stderr = done.stderr.decode()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -15,6 +14,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.disk.watcher import DiskWatcher
 from rein.process.groups import group_alive
 from rein.process.runner import SubprocessRunner
+from tests.forkserver import REIN
 from tests.rein_cli import rein, replay_run
 
 pytestmark = pytest.mark.e2e
@@ -91,7 +91,7 @@ def _alive(pid: int) -> bool:
 
 def test_rein_demo_runs_offline_and_completes() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "demo"],
+        [*REIN, "demo"],
         capture_output=True,
         text=True,
         timeout=180,

@@ -27,6 +27,7 @@ from tests.bring.hook_workspace import (
     ended_marker,
     hook_repo,
 )
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +46,7 @@ def _rein_run(
         "--config", str(config), "--storage", str(tmp_path / "store"), "--yes", "--json", *extra,
     ]  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-m", "rein", *args],
+        [*REIN, *args],
         capture_output=True,
         text=True,
         timeout=120,

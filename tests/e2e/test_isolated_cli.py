@@ -16,7 +16,6 @@ import shlex
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -28,10 +27,10 @@ import yaml
 
 from rein.headless.isolated import ApplyArgs, apply_command, apply_isolated
 from rein.headless.undo import UndoArgs, undo_command
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
-REIN = [sys.executable, "-m", "rein"]
 MOD = "".join(f"v{i} = {i}\n" for i in range(1, 9))
 APP = 'def greet(name: str) -> str:\n    return f"hello {name}"\n'
 STAGED = "s = 1\n"

@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from rein.providers.mock_server import MockServer
+from tests.forkserver import REIN
 from tests.mcp.conftest import TOOLBOX
 
 pytestmark = pytest.mark.e2e
@@ -37,9 +38,7 @@ def _config(tmp_path: Path, url: str, servers: dict[str, object], **approval: ob
 
 def _rein_run(root: Path, config: Path) -> list[str]:
     return [
-        sys.executable,
-        "-m",
-        "rein",
+        *REIN,
         "run",
         "what time is it",
         "-w",

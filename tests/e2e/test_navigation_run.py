@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import mock_server
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -97,7 +97,7 @@ def test_references_follow_an_alias_and_a_rename_is_gated_like_an_edit(tmp_path:
     config.write_text(json.dumps({"model": {"apiKeyEnv": ""}, "approval": {"write": "allow"}}))
     with mock_server(tmp_path, "navigation", SCENARIO) as url:
         out = subprocess.run(
-            [sys.executable, "-m", "rein", "run", "Rename f to inc", "-w", str(project),
+            [*REIN, "run", "Rename f to inc", "-w", str(project),
              "--provider", "openai", "--base-url", url + "/v1", "--model", "mock-model",
              "--config", str(config), "--storage", str(tmp_path / "storage")],
             capture_output=True,

@@ -31,6 +31,7 @@ from rein.harness.ports import ModelDelta, ModelRequest
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.render import EventPrinter
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -98,7 +99,7 @@ def rein_run(tmp_path: Path, ws: Path, *extra: str) -> subprocess.CompletedProce
         "--storage", str(tmp_path / "store"), "--yes", *extra,
     ]  # fmt: skip
     return subprocess.run(
-        [sys.executable, "-m", "rein", *args],
+        [*REIN, *args],
         capture_output=True,
         text=True,
         timeout=300,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import mock_server
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -145,7 +145,7 @@ def test_rein_run_plan_mode_with_edits_a_replan_and_a_subagent(
     config.write_text(json.dumps({"model": {"apiKeyEnv": ""}}))  # the mock needs no key
 
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "run", "Document greet and add farewell",
+        [*REIN, "run", "Document greet and add farewell",
          "-w", str(project), "--mode", "plan", "--json", "--yes",
          "--provider", "openai", "--base-url", mock_url + "/v1", "--model", "mock-model",
          "--config", str(config), "--storage", str(tmp_path / "storage")],

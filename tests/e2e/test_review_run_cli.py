@@ -10,7 +10,6 @@ import json
 import re
 import shlex
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import mock_server
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +58,7 @@ def _run(
                     "gates": {"analyzer": {"enabled": False}}})
     )  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "run", "Make greet friendlier", "-w", str(project),
+        [*REIN, "run", "Make greet friendlier", "-w", str(project),
          "--provider", "openai", "--base-url", mock_url + "/v1", "--model", "mock-model",
          "--config", str(config), "--storage", str(tmp_path / "storage"), *flags],
         capture_output=True,
@@ -86,9 +86,7 @@ def test_rein_run_in_review_mode_lists_the_pending_changes_and_how_to_undo_them(
     assert command[:3] == ["rein", "undo", "--session"] and command[3].startswith("ses_")
     assert command[-3:] == ["--storage", str(tmp_path / "storage"), str(project)]
     # The command it prints undoes the run: the files are as before it.
-    done = subprocess.run(
-        [sys.executable, "-m", "rein", *command[1:]], capture_output=True, text=True, timeout=60
-    )
+    done = subprocess.run([*REIN, *command[1:]], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (project / "app.py").read_text() == APP
     assert not (project / "new.py").exists()

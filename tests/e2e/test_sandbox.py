@@ -32,7 +32,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,8 +41,8 @@ from typing import Any
 import pytest
 
 from rein.sandboxing import DEFAULT_HIDDEN_PATHS
+from tests.forkserver import REIN
 
-REIN = [sys.executable, "-m", "rein"]
 NO_ANALYZERS = {"gates": {"analyzer": {"enabled": False}}}
 
 #: The default secret paths that are files (the others are folders).

@@ -22,10 +22,10 @@ from rein.store import SqliteStore
 from rein.store.checkpoints import SqliteCheckpointStore
 from tests.checkpoint_scenario import BEFORE, NOTE, THREE_FILES, THREE_TURNS
 from tests.checkpoint_scenario import script_call as call
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
-REIN = [sys.executable, "-m", "rein"]
 REPO = Path(__file__).resolve().parents[2]
 
 #: The runs start no analyzer: what is undone is the subject, not their

@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 import yaml
 
 from tests.faithful_bytes import cases_by_id
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,7 @@ def _start(
     config = tmp_path / "rein.json"
     config.write_text(json.dumps(NO_ANALYZER))
     return subprocess.Popen(
-        [sys.executable, "-m", "rein", "run", "task", "-w", str(root), "--provider", "replay",
+        [*REIN, "run", "task", "-w", str(root), "--provider", "replay",
          "--script", str(script), "--yes", "--json", "--config", str(config),
          "--storage", str(tmp_path / f"storage-{name}")],
         stdout=subprocess.PIPE,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from rein.evals import Outcome, _Scenario, score
+from tests.forkserver import REIN
 
 
 async def _noop(rig):  # pragma: no cover - never called
@@ -48,9 +48,7 @@ def test_rein_eval_runs_named_scenarios_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "scores.json"
     proc = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "rein",
+            *REIN,
             "eval",
             "--scenario",
             "steering-honoured",
@@ -72,7 +70,7 @@ def test_rein_eval_runs_named_scenarios_and_writes_json(tmp_path: Path) -> None:
     ]
     assert data["scores"][0]["model_calls"] == 2 and data["scores"][0]["budget"] == 2
     bad = subprocess.run(
-        [sys.executable, "-m", "rein", "eval", "--scenario", "nope"],
+        [*REIN, "eval", "--scenario", "nope"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -26,6 +26,7 @@ from rein.harness.messages import (
     dump_messages,
     load_messages,
 )
+from tests.forkserver import REIN
 
 
 def test_messages_round_trip_through_json() -> None:
@@ -111,7 +112,7 @@ def test_event_schema_lists_every_event_type() -> None:
 
 def test_rein_schema_events_cli_prints_the_schema() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "schema", "events"],
+        [*REIN, "schema", "events"],
         capture_output=True,
         text=True,
         check=True,

@@ -7,7 +7,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from rein.cli import main
 from rein.headless.doctor import model_line
 from rein.providers.config import ModelConfig
+from tests.forkserver import REIN
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def doctor(
     for name in ("REIN_CONFIG", "REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL"):
         env.pop(name, None)
     return subprocess.run(
-        [sys.executable, "-m", "rein", "doctor", str(tmp_path / "ws"), *args],
+        [*REIN, "doctor", str(tmp_path / "ws"), *args],
         capture_output=True,
         text=True,
         env=env,

@@ -8,13 +8,13 @@ mock server, which answers 429 with a short ``Retry-After`` first."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import anyio
 
 from rein.providers.mock_server import MockServer
 from rein.store import SqliteStore
+from tests.forkserver import REIN
 
 SCENARIO = [{"fault": {"status": 429, "retry_after": 0.05}}, {"text": "done after waiting"}]
 
@@ -31,7 +31,7 @@ async def _run(tmp_path: Path, *extra: str) -> tuple[str, str, str]:
         )
         with anyio.fail_after(120):
             done = await anyio.run_process(
-                [sys.executable, "-m", "rein", "run", "task", "-w", str(ws), "--config",
+                [*REIN, "run", "task", "-w", str(ws), "--config",
                  str(config), "--storage", str(tmp_path / "store"), "--yes", *extra],
                 check=False,
             )  # fmt: skip

@@ -11,17 +11,18 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.forkserver import REIN
 
 CONFIG = "gates: {analyzer: {enabled: false}}\n"
 
 
 def rein(*args: str, wrap: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*(wrap or []), sys.executable, "-m", "rein", *args],
+        [*(wrap or []), *REIN, *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -69,7 +70,7 @@ turns:
     # workspace, so, as printed, it found no session. Run from elsewhere.
     redo = shlex.split(done.stdout.splitlines()[-1].split("undo this restore with: ", 1)[1])
     again = subprocess.run(
-        [sys.executable, "-m", "rein", *redo[1:]], capture_output=True, text=True, timeout=120,
+        [*REIN, *redo[1:]], capture_output=True, text=True, timeout=120,
         cwd=tmp_path,
     )  # fmt: skip
     assert again.returncode == 0, again.stdout + again.stderr
@@ -260,7 +261,7 @@ def test_ctrl_c_ends_with_130_and_the_session_line(tmp_path: Path) -> None:
     # this suite inherited (a suite started in the background by a shell
     # without job control has it ignored, and Python then keeps it so).
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rein", *run_args(tmp_path, ws, script)],
+        [*REIN, *run_args(tmp_path, ws, script)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         preexec_fn=_sigint_default,
@@ -300,7 +301,7 @@ def test_a_closed_stdout_is_said_once_and_the_run_goes_on(tmp_path: Path) -> Non
         "  - text: done\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rein", *run_args(tmp_path, ws, script), "--json"],
+        [*REIN, *run_args(tmp_path, ws, script), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -353,7 +354,7 @@ def test_sessions_and_undo_find_what_run_stored_where_rein_config_says(tmp_path:
 
     def rein_env(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "rein", *args], capture_output=True, text=True, timeout=120,
+            [*REIN, *args], capture_output=True, text=True, timeout=120,
             env=env, cwd=tmp_path,
         )  # fmt: skip
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.forkserver import REIN
 
 SCRIPT = """
 turns:
@@ -65,7 +66,7 @@ def _run(tmp_path: Path, script: str, config: str) -> tuple[Path, list[dict]]:
         "--storage", str(tmp_path / "store"), "--yes", "--json",
     ]  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-m", "rein", *args],
+        [*REIN, *args],
         capture_output=True,
         text=True,
         timeout=300,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,15 +20,14 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from tests.fakes.editor import Editor, make_client, wire
+from tests.forkserver import REIN
 
 RUFF = AnalyzerSpec("ruff", ("ruff", "server"), frozenset({".py"}))
 WORKSPACE = Path(__file__).resolve().parents[1] / "workspaces" / "lspproj"
 
 #: The server of every LSP test: a real `rein serve` over stdio, its client
 #: the test's editor (tests.fakes.editor.make_client).
-SERVE = ClientServerConfig(
-    server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-)
+SERVE = ClientServerConfig(server_command=[*REIN, "serve"], client_factory=make_client)
 
 
 def serve_fixture(**kwargs: Any) -> Callable[[Callable[..., Any]], Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from pygls.exceptions import JsonRpcException
 
 from rein.providers.mock_server import MockServer
 from tests.fakes.editor import Editor, make_client, wire
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +64,7 @@ async def test_an_invalid_provider_fails_the_prompt_and_sends_nothing_anywhere(
         ed = Editor(client, root)
         wire(ed)
         client.set_configuration(settings, section="rein")
-        await client.start_io(sys.executable, "-m", "rein", "serve", env=env)
+        await client.start_io(*REIN, "serve", env=env)
         try:
             await client.initialize_session(
                 lsp.InitializeParams(

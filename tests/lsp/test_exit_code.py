@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
+
+from tests.forkserver import REIN
 
 BOUND_S = 30.0
 
@@ -58,7 +59,7 @@ def test_exit_ends_the_server_with_the_code_the_lsp_specifies(
     ``exit``; else it sends ``exit`` at once (the shutdown still running:
     received, so 0)."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "rein", "serve"],
+        [*REIN, "serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 from rein.fuzz import WireClient, frame, fuzz_workspace, run_case
 from rein.fuzz_cases import Case, any_case, nested_case
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -108,7 +108,7 @@ def test_the_server_is_alive_and_its_memory_bounded_after_the_fuzz(
 
 def test_rein_fuzz_runs_the_cases_and_reports_them() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "fuzz", "--cases", "8", "--seed", "3"],
+        [*REIN, "fuzz", "--cases", "8", "--seed", "3"],
         capture_output=True,
         text=True,
         timeout=120,

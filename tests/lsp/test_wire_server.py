@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from rein.fuzz import WireClient, frame, fuzz_workspace, run_case
 from rein.fuzz_cases import Case, fixed_cases
+from tests.forkserver import REIN
 
 pytestmark = pytest.mark.e2e
 
@@ -205,9 +205,7 @@ def test_tcp_serving_uses_the_same_reader(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "rein",
+            *REIN,
             "serve",
             "--log-level",
             "info",

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from rein.mcp.trust import TRUST_FILE, FileTrustStore, trust_key
+from tests.forkserver import REIN
 from tests.mcp.conftest import TOOLBOX
 
 _BOUND_S = 60.0
@@ -27,7 +28,7 @@ def _rein(*args: str, stdin: Any = subprocess.DEVNULL) -> subprocess.CompletedPr
         args = (*args, "--no-start")
     args = tuple(a for a in args if a != "--start")
     return subprocess.run(
-        [sys.executable, "-m", "rein", *args],
+        [*REIN, *args],
         stdin=stdin,
         capture_output=True,
         text=True,
@@ -177,9 +178,7 @@ def test_at_a_terminal_trust_is_asked_and_a_yes_remembered(
     primary, secondary = os.openpty()
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "rein",
+            *REIN,
             "mcp",
             "list",
             str(root),

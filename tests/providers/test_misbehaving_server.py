@@ -11,7 +11,6 @@ import ipaddress
 import json
 import os
 import ssl
-import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,6 +29,7 @@ from rein.harness.ports import TextDelta, ThinkingDelta, ToolCallDelta
 from rein.providers import _limits
 from rein.providers._retries import RetryPolicy
 from tests.fakes.providers import SleepLog
+from tests.forkserver import REIN
 from tests.providers.conftest import FAST_RETRY, make_model, request, run_turn
 from tests.providers.raw_server import SSE_HEAD, RawServer, reset, sse
 
@@ -406,7 +406,7 @@ async def test_rein_run_ends_a_keepalive_only_stream_and_never_shows_the_key(
     async with RawServer(handler) as server:
         with anyio.fail_after(60):
             done = await anyio.run_process(
-                [sys.executable, "-m", "rein", "run", "hi", "--json", *_where(tmp_path, server)],
+                [*REIN, "run", "hi", "--json", *_where(tmp_path, server)],
                 env=env,
                 check=False,
             )

@@ -17,11 +17,11 @@ from rein.checkpoints.capture import COMMAND_BEFORE
 from rein.checkpoints.model import FileChange, FileVersion
 from rein.store import SqliteStore
 from rein.store.checkpoints import SqliteCheckpointStore
+from tests.forkserver import REIN
 
 #: Real ``rein run`` and ``rein sessions`` processes.
 pytestmark = pytest.mark.e2e
 
-REIN = [sys.executable, "-m", "rein"]
 GEN = "open('gen.txt', 'w').write('made by a command\\n')"
 
 

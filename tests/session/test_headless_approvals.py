@@ -12,7 +12,6 @@ import os
 import pty
 import select
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,8 +24,8 @@ from rein.config import ReinConfig, load_config
 from rein.headless.run import NO_TERMINAL
 from rein.hosting.headless import ApproveAll, HeadlessSession
 from rein.providers.replay import ReplayModel
+from tests.forkserver import REIN
 
-REIN = [sys.executable, "-m", "rein"]
 NO_ANALYZERS = {"gates": {"analyzer": {"enabled": False}}}
 ASKED = {**NO_ANALYZERS, "approval": {"command": "ask"}}
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.forkserver import REIN
+
 #: Real ``rein run`` and ``rein sessions`` processes.
 pytestmark = pytest.mark.e2e
-
-REIN = [sys.executable, "-m", "rein"]
 
 
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -19,6 +19,7 @@ from rein.store.persistence import StorePersistence
 from rein.store.sqlite import _MIGRATIONS
 from tests.fakes.events import EventLog
 from tests.fakes.models import FunctionModel, assistant
+from tests.forkserver import REIN
 
 
 async def test_messages_round_trip_by_memory_and_sessions_list_newest_first(tmp_path: Path) -> None:
@@ -201,7 +202,6 @@ async def test_a_session_keeps_its_workspace_folder(tmp_path: Path) -> None:
 
 def test_rein_sessions_lists_the_store(tmp_path: Path) -> None:
     import subprocess
-    import sys
 
     async def fill() -> None:
         store = SqliteStore.open(tmp_path)
@@ -212,7 +212,7 @@ def test_rein_sessions_lists_the_store(tmp_path: Path) -> None:
 
     anyio.run(fill)
     out = subprocess.run(
-        [sys.executable, "-m", "rein", "sessions", "--storage", str(tmp_path)],
+        [*REIN, "sessions", "--storage", str(tmp_path)],
         capture_output=True,
         text=True,
         check=True,
@@ -220,7 +220,7 @@ def test_rein_sessions_lists_the_store(tmp_path: Path) -> None:
     assert out[0].startswith("ses_b") and "completed" in out[0] and "newer task" in out[0]
     assert out[1].startswith("ses_a")
     bad = subprocess.run(
-        [sys.executable, "-m", "rein", "sessions", "--storage", str(tmp_path / "sessions.db")],
+        [*REIN, "sessions", "--storage", str(tmp_path / "sessions.db")],
         capture_output=True,
         text=True,
     )
