@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.forkserver.shim import server_environment
+
 SHIM = Path(__file__).resolve().with_name("shim.py")
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
 
@@ -42,13 +44,14 @@ def fork_server(folder: Path) -> Iterator[str]:
     """A fork server listening in ``folder``: its socket's path, for
     :data:`VARIABLE`. It ends with the block (or with this process)."""
     path = str(folder / "rein.sock")
-    server = subprocess.Popen(
-        [sys.executable, str(ZYGOTE), path],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=(folder / "zygote.log").open("wb"),
-        env={key: value for key, value in os.environ.items() if key != VARIABLE},
-    )
+    with (folder / "zygote.log").open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, str(ZYGOTE), path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=server_environment(dict(os.environ)),
+        )
     assert server.stdout is not None and server.stdin is not None
     try:
         ready, _, _ = select.select([server.stdout], [], [], _READY_S)

@@ -14,6 +14,12 @@ import threading
 import time
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _state() -> dict[str, object]:
     streams = {}
     for name in ("stdin", "stdout", "stderr"):
@@ -35,7 +41,7 @@ def _state() -> dict[str, object]:
         "cwd": os.getcwd(),
         "path0": sys.path[0],
         "env": dict(os.environ),
-        "umask": os.umask(os.umask(0)),
+        "umask": _umask(),
         "group": os.getpgrp(),
         "session": os.getsid(0),
         "signals": {
@@ -50,7 +56,14 @@ def _state() -> dict[str, object]:
     }
 
 
+_LEFT_OPEN: list[object] = []
+
+
 def main(action: str) -> None:
+    parent_file = os.environ.get("FORKSERVER_PROBE_PARENT")
+    if parent_file:  # who started it: the test (a real start) or a fork server
+        with open(parent_file, "w", encoding="ascii") as out:
+            out.write(str(os.getppid()))
     if action == "state":
         print(json.dumps(_state()))
     elif action == "exit-3":
@@ -63,7 +76,12 @@ def main(action: str) -> None:
     elif action == "killed":
         os.kill(os.getpid(), signal.SIGTERM)
     elif action == "interrupted":
+        sys.stdout.write("partial")  # flushed as the interpreter ends
         raise KeyboardInterrupt
+    elif action == "left-open":
+        file = open("left-open.txt", "w", encoding="utf-8")  # never closed: the point
+        file.write("written, never closed")  # written out as the interpreter ends
+        _LEFT_OPEN.append(file)
     elif action == "echo":
         sys.stdout.write(sys.stdin.read().upper())
     elif action == "at-exit":

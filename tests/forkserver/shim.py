@@ -40,6 +40,31 @@ def _exec_rein(args: list[str], module: str) -> None:
     os.execve(sys.executable, [sys.executable, "-m", module, *args], env)
 
 
+#: Environment variables that change how an interpreter starts or decodes:
+#: a request whose values differ from the server's own is refused.
+_INTERPRETER_PREFIXES = ("PYTHON", "LC_", "LD_", "MALLOC_", "GLIBC_")
+_INTERPRETER_NAMES = ("LANG", "LANGUAGE")
+
+
+def server_environment(env: dict[str, str]) -> dict[str, str]:
+    """The server's own environment: only what shapes an interpreter (and
+    ``PATH``). A forked child's environment is replaced, but the kernel's
+    copy (``/proc/<pid>/environ``) stays the server's: nothing else of the
+    worker's (no key) is in it."""
+    kept = interpreter_settings(env)
+    if "PATH" in env:
+        kept["PATH"] = env["PATH"]
+    return kept
+
+
+def interpreter_settings(env: dict[str, str]) -> dict[str, str]:
+    return {
+        key: value
+        for key, value in env.items()
+        if key.startswith(_INTERPRETER_PREFIXES) or key in _INTERPRETER_NAMES
+    }
+
+
 def process_facts() -> dict[str, object]:
     """What a process inherits besides its environment and descriptors that
     a fork of this server would not: who it runs as, its namespaces (a
@@ -51,7 +76,15 @@ def process_facts() -> dict[str, object]:
         except OSError:
             namespaces[name] = ""
     root = os.stat("/")
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            flags = [line.strip() for line in status if line.startswith(("NoNewPrivs", "Seccomp:"))]
+    except OSError:
+        flags = []
     return {
+        "cpus": sorted(os.sched_getaffinity(0)),
+        "priority": os.getpriority(os.PRIO_PROCESS, 0),
+        "flags": flags,
         "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())],
         "namespaces": namespaces,
         "root": [root.st_dev, root.st_ino],
@@ -109,7 +142,8 @@ def main() -> None:
     if args[:1] == ["--module"]:  # the fork server's own test: another module
         module, args = args[1], args[2:]
     path = os.environ.get(_VARIABLE)
-    if not path:
+    if not path or not all(_is_open(fd) for fd in (0, 1, 2)):
+        # (A closed standard stream: the socket would take its number.)
         _exec_rein(args, module)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
@@ -123,10 +157,14 @@ def main() -> None:
         conn.close()
         _exec_rein(args, module)
     request["fds"] = [fd for fd in request["fds"] if fd != conn.fileno()]  # type: ignore[attr-defined]
-    conn.sendmsg(
-        [json.dumps(request).encode()],
-        [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))],
-    )
+    try:
+        conn.sendmsg(
+            [json.dumps(request).encode()],
+            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))],
+        )
+    except OSError:  # too large a message (arguments, environment): started here
+        conn.close()
+        _exec_rein(args, module)
     answer = json.loads(conn.recv(65536) or b'{"exec": "the fork server closed"}')
     if "exec" in answer:
         conn.close()
@@ -149,8 +187,9 @@ def main() -> None:
         os.dup2(null, fd)
     os.close(null)
     reply = conn.recv(65536)
-    if not reply:
-        os._exit(70)  # the fork server died: rein's end is not known
+    if not reply:  # the fork server died (and rein with it): said so
+        pass_on(signal.SIGKILL, None)
+        os._exit(70)
     status = int(json.loads(reply)["status"])
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)

@@ -19,23 +19,25 @@ and the stand-in execs ``python -m rein`` itself."""
 from __future__ import annotations
 
 import array
-import atexit
 import gc
 import importlib
 import io
 import json
 import os
+import runpy
 import selectors
 import signal
 import socket
 import sys
 import threading
-import traceback
+import time
+import types
 
-from shim import process_facts  # the stand-in beside it (run as a script)
+from shim import interpreter_settings, process_facts  # beside it (run as a script)
 
 #: What ``rein serve``, ``rein run``, ``rein acp`` and the other commands
-#: import; each child imports anything else itself, as a real start does.
+#: import, at start or later (providers, the SDKs, the renderer); a child
+#: imports anything else itself, as a real start does.
 PRELOAD = (
     "rein.cli",
     "rein.harness.redaction",
@@ -46,21 +48,20 @@ PRELOAD = (
     "rein.headless.mcp_list",
     "rein.headless.doctor",
     "rein.acp.main",
+    "rein.acp.agent",
     "rein.providers.mock_server",
+    "rein.providers.replay",
+    "rein.providers.openai",
+    "rein.providers.anthropic",
+    "rein.session.ending",
+    "rein.mcp.manager",
+    "rein.mcp.client",
+    "rein.render",
+    "httpx",
+    "rich.console",
+    "anyio",
+    "platformdirs",
 )
-
-#: Environment variables that change how an interpreter starts or decodes:
-#: a request whose values differ from the server's own is refused.
-_INTERPRETER_PREFIXES = ("PYTHON", "LC_")
-_INTERPRETER_NAMES = ("LANG", "LANGUAGE")
-
-
-def _interpreter_settings(env: dict[str, str]) -> dict[str, str]:
-    return {
-        key: value
-        for key, value in env.items()
-        if key.startswith(_INTERPRETER_PREFIXES) or key in _INTERPRETER_NAMES
-    }
 
 
 def refusal(request: dict[str, object], own_env: dict[str, str]) -> str | None:
@@ -68,7 +69,7 @@ def refusal(request: dict[str, object], own_env: dict[str, str]) -> str | None:
     request, or None."""
     env = request["env"]
     assert isinstance(env, dict)
-    if _interpreter_settings(env) != _interpreter_settings(own_env):
+    if interpreter_settings(env) != interpreter_settings(own_env):
         return "interpreter settings differ"
     if request["fds"]:
         return "file descriptors past 2 are open"
@@ -77,7 +78,7 @@ def refusal(request: dict[str, object], own_env: dict[str, str]) -> str | None:
     if request["sid"] != os.getsid(0):
         return "another session"
     if request["process"] != process_facts():
-        return "another user, namespace, root folder or resource limit"
+        return "another user, namespace, root folder, resource limit, CPU set or priority"
     return None
 
 
@@ -94,13 +95,15 @@ def _stdio() -> None:
     for fd, mode, name in ((0, "r", "<stdin>"), (1, "w", "<stdout>"), (2, "w", "<stderr>")):
         raw = io.FileIO(fd, mode + "b", closefd=False)
         raw.name = name  # type: ignore[misc]
+        size = os.fstat(fd).st_blksize
+        size = size if size > 1 else io.DEFAULT_BUFFER_SIZE  # as open() picks it
         buffer: io.RawIOBase | io.BufferedIOBase
         if mode == "r":
-            buffer = io.BufferedReader(raw)
+            buffer = io.BufferedReader(raw, size)
         elif unbuffered:
             buffer = raw
         else:
-            buffer = io.BufferedWriter(raw)
+            buffer = io.BufferedWriter(raw, size)
         stream = io.TextIOWrapper(
             buffer,  # type: ignore[arg-type]
             encoding=encoding,
@@ -132,38 +135,28 @@ def _signals(ignored: list[int], blocked: list[int]) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def _exit_code(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _finish(code: int) -> None:
-    """End as the interpreter ends: non-daemon threads joined, ``atexit``
-    functions run, the standard streams that are still open flushed (120
-    when one cannot be, as ``Py_FinalizeEx`` fails)."""
-    threading._shutdown()  # type: ignore[attr-defined]
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        if stream is None or stream.closed:
-            continue
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            code = 120
-    os._exit(code)
-
-
-#: The server's own standard streams, kept from finalization in a child
-#: (which would close descriptors 0-2, the stand-in's streams by then).
+#: The server's own standard streams (descriptors 0-2, closed when they
+#: are finalized): kept, so that a child's end closes them only after its
+#: own streams (over the same descriptors by then) are flushed.
 _KEPT: list[object] = []
+_PR_SET_PDEATHSIG = 1
 
 
-def _child(request: dict[str, object], fds: list[int], closing: list[object]) -> None:
-    for item in closing:  # the server's sockets and pipe: not rein's
+def _die_with(server: int) -> None:
+    """The child is killed when the server dies (a real start has no server
+    to outlive)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != server:
+        os._exit(70)
+
+
+def _become(request: dict[str, object], fds: list[int], closing: list[object]) -> str:
+    """This fork made into the process ``python -m MODULE ARGS`` would be;
+    the module's name."""
+    for item in closing:  # the server's sockets and pipe: not the child's
         if isinstance(item, int):
             os.close(item)
         else:
@@ -181,30 +174,13 @@ def _child(request: dict[str, object], fds: list[int], closing: list[object]) ->
     os.umask(int(request["umask"]))  # type: ignore[arg-type]
     os.environ.clear()
     os.environ.update(request["env"])  # type: ignore[arg-type]
+    time.tzset()  # TZ as the new environment says
     _signals(request["ignored"], request["blocked"])  # type: ignore[arg-type]
     _KEPT.extend((sys.stdin, sys.stdout, sys.stderr))
     _stdio()
     sys.path[0] = os.getcwd()
     sys.argv = ["-m", *request["argv"]]  # type: ignore[misc]
-    import runpy
-
-    try:
-        runpy.run_module(str(request["module"]), run_name="__main__", alter_sys=True)
-        code = 0
-    except SystemExit as exit_:
-        code = _exit_code(exit_.code)
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        threading._shutdown()  # type: ignore[attr-defined]
-        atexit._run_exitfuncs()
-        sys.stderr.flush()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        code = 130
-    except BaseException:
-        sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
-        code = 1
-    _finish(code)
+    return str(request["module"])
 
 
 def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
@@ -220,13 +196,15 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
     return json.loads(data), list(fds)
 
 
-def serve(path: str) -> None:
+def serve(path: str) -> tuple[dict[str, object], list[int], list[object]] | None:
+    """Serve the stand-ins until standard input ends (None); in a forked
+    child, what it is to become."""
     own_env = dict(os.environ)
     for name in PRELOAD:
         try:
             importlib.import_module(name)
-        except Exception:
-            pass
+        except Exception as error:  # the child imports it itself and says why
+            print(f"not preloaded: {name}: {error!r}", file=sys.stderr, flush=True)
     assert threading.active_count() == 1, "an import started a thread"
     gc.collect()
     gc.freeze()
@@ -249,7 +227,8 @@ def serve(path: str) -> None:
                 if not os.read(sys.stdin.fileno(), 4096):
                     for pid in children:
                         os.kill(pid, signal.SIGKILL)
-                    return
+                    os.unlink(path)
+                    return None
             elif key.data == "accept":
                 conn, _ = listener.accept()
                 received = _receive(conn)
@@ -264,23 +243,28 @@ def serve(path: str) -> None:
                     conn.send(json.dumps({"exec": why}).encode())
                     conn.close()
                     continue
+                server = os.getpid()
                 pid = os.fork()
                 if pid == 0:
-                    try:
-                        closing = [selector, listener, wake_r, wake_w, conn, *children.values()]
-                        _child(request, fds, closing)
-                    except BaseException:  # said on the stand-in's stderr
-                        traceback.print_exc()
-                    finally:
-                        os._exit(70)
+                    _die_with(server)
+                    return (
+                        request,
+                        fds,
+                        [selector, listener, wake_r, wake_w, conn, *children.values()],
+                    )
                 for fd in fds:
                     os.close(fd)
+                try:
+                    conn.send(json.dumps({"pid": pid}).encode())
+                except OSError:  # the stand-in is gone already: so is its rein
+                    os.kill(pid, signal.SIGKILL)
+                    conn.close()
+                    continue
                 children[pid] = conn
-                conn.send(json.dumps({"pid": pid}).encode())
                 selector.register(conn, selectors.EVENT_READ, pid)
             elif key.data == "child":
                 os.read(wake_r, 4096)
-                while children:
+                while True:
                     try:
                         pid, status = os.waitpid(-1, os.WNOHANG)
                     except ChildProcessError:
@@ -307,5 +291,22 @@ def serve(path: str) -> None:
                         pass
 
 
+def main(path: str) -> None:
+    """The server; in a forked child, the program it became, ended by the
+    interpreter as a ``python -m`` start is (threads joined, ``atexit``,
+    modules and open files finalized, the streams flushed or 120, an
+    uncaught KeyboardInterrupt a death by SIGINT)."""
+    _KEPT.extend((sys.stdin, sys.stdout, sys.stderr))
+    _stdio()  # its own streams leave descriptors 0-2 open when finalized
+    started = serve(path)
+    if started is None:
+        return
+    module = _become(*started)
+    # As ``-m`` runs it: in a new ``__main__`` module that stays in
+    # sys.modules (finalized at the end: what it holds is closed then).
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    runpy._run_module_as_main(module, alter_argv=True)  # type: ignore[attr-defined]
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    main(sys.argv[1])
