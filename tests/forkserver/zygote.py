@@ -238,6 +238,8 @@ def serve(path: str) -> tuple[dict[str, object], list[int], list[object]] | None
                 request, fds = received
                 why = refusal(request, own_env)
                 if why is not None:
+                    argv = request["argv"]
+                    print(f"started for real ({why}): {argv[:1]}", file=sys.stderr, flush=True)
                     for fd in fds:
                         os.close(fd)
                     conn.send(json.dumps({"exec": why}).encode())

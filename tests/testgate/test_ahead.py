@@ -296,3 +296,42 @@ async def test_a_blocked_verdict_judged_ahead_names_the_blockers_one_judged_at_c
         "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
     ]
     await gate.close()
+
+
+async def test_a_judgement_ahead_that_ran_no_test_is_taken_until_the_workspace_changes(
+    tmp_path: Path,
+) -> None:
+    """Coverage or the import graph can say no test reaches a change: then
+    no pytest runs, and no sync of a shadow says what the workspace was. A
+    walk taken before the judgement read anything says it: the judgement is
+    taken while the workspace is as it was (it was judged again, and said
+    "the workspace changed", review26d), and judged again once a test file
+    that reaches the change appeared beside it."""
+    root = project(
+        tmp_path / "proj", {"mod.py": GOOD, "other.py": "X = 1\n", "tests/test_mod.py": TESTS}
+    )
+    workspace = FakeWorkspace({"other.py": "X = 1\n"}, root=str(root))
+    gate = gate_for(root)
+    await gate.before_change(["other.py"], workspace)
+    workspace.buffers["other.py"] = ("X = 2\n", 2)
+    (root / "other.py").write_text("X = 2\n")
+    gate.on_change(Mutation(2, ("other.py",)))
+    context = GateContext(generation=2, touched=frozenset({"other.py"}), workspace=workspace)
+    taken = await gate.check(context)
+    assert (taken.blockers, taken.unverified) == ([], None)
+    assert "no test reaches the changed files" in taken.detail
+    assert AHEAD in taken.detail and "changed since" not in taken.detail
+
+    gate.on_change(Mutation(2, ("other.py",)))  # the same inputs, judged ahead again
+    with anyio.fail_after(60):
+        await gate.ahead.finished()
+    (root / "tests" / "test_other.py").write_text(
+        "from other import X\n\n\ndef test_x():\n    assert X == 1\n"
+    )  # a file no change reports (the person's)
+    again = await gate.check(context)
+    assert AHEAD not in again.detail
+    assert "the workspace changed since the judgement ahead" in again.detail
+    assert [b.message for b in again.blockers] == [
+        "tests/test_other.py::test_x failed: assert 2 == 1"
+    ]
+    await gate.close()

@@ -30,7 +30,8 @@ the workspace, which moves its generation) is a key that differs, and so
 is an install finished since. What the key does not hold, the files
 outside the run's changes (a gitignored file a command or a person wrote,
 which no change reports), the judgement's shadow syncs saw: each sync's
-walk of the workspace (paths, sizes, mtimes, minus its overlay) is kept,
+walk of the workspace (paths, sizes, mtimes, minus its overlay) is kept
+(a judgement that runs no test walks once before it reads anything),
 and the verdict walks the workspace again and takes the judgement only
 when every walk is the same (:func:`~rein.testgate.shadow.seen_now`). What
 the shadow links rather than copies (a ``.venv``, ``node_modules``, a
@@ -260,6 +261,14 @@ class Ahead:
         # coroutine unawaited.
         async with self.judging:
             return await judgement()
+
+    async def finished(self) -> None:
+        """Wait until the judgement scheduled or running ahead, if any, has
+        ended (it stays to be taken)."""
+        if self._starting is not None:
+            await asyncio.wait([self._starting])
+        if self._task is not None:
+            await asyncio.wait([self._task])
 
     async def take(self, key: JudgementKey) -> Judged | None:
         """The judgement made ahead when its key is ``key`` (awaited if it

@@ -103,7 +103,7 @@ from rein.testgate.report import blocker_for, summary
 from rein.testgate.run_texts import TextsBeforeRun
 from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import TestSelection, select_tests
-from rein.testgate.shadow import in_tool_cache
+from rein.testgate.shadow import Seen, in_tool_cache, seen_with
 from rein.testgate.shadow_runs import ShadowRuns
 from rein.testgate.warm import ProcessLauncher, WarmPytest
 from rein.testgate.waves import Waves
@@ -372,11 +372,15 @@ class TestGate:
         """The judgement of the run's changes with the texts ``overlay``:
         the selection and the runs (``started``: the verdict's start; None:
         a judgement ahead, starting now)."""
+        walk: Seen | None = None
         if started is None:
             if self._warm is not None:
                 self._warm.start()
             self.runs.reset()
             started = time.monotonic()
+            # What the workspace was before anything is read: a judgement
+            # that runs no test has no sync to say it (seen_now).
+            walk = await asyncio.to_thread(seen_with, self.root, overlay)
         self._started, self._first_ended = started, None
         # The import graph is read from the disk: off the event loop.
         selected = time.monotonic()
@@ -393,7 +397,8 @@ class TestGate:
         if self._first_ended is not None:
             self.timings["first_to_verdict"] = ended - self._first_ended
         self.timings["judgement"] = ended - started
-        return Judged(outcome, tuple(selection.files), self.timings, self.runs.seen)
+        seen = self.runs.seen or ([walk] if walk is not None else [])
+        return Judged(outcome, tuple(selection.files), self.timings, seen)
 
     async def _judge(
         self, selection: TestSelection, changed: list[str], overlay: dict[str, str | None]

@@ -244,6 +244,16 @@ def source_seen(source: Path) -> dict[str, _Want]:
     return wanted
 
 
+def seen_with(source: Path, overlay: Mapping[str, str | None]) -> Seen:
+    """What a sync with ``overlay`` sees of ``source`` now: an overlaid
+    path is not the source's (a folder is: it holds others)."""
+    return frozenset(overlay), {
+        rel: want
+        for rel, want in source_seen(source).items()
+        if rel not in overlay or want[0] == "dir"
+    }
+
+
 def seen_now(source: Path, seen: Sequence[Seen]) -> bool:
     """Whether the workspace is now as each of these syncs saw it (one
     walk; False with no sync: nothing says what it was)."""
@@ -321,13 +331,8 @@ class ShadowTree:
             return shadow
 
     def _wanted(self, overlay: Mapping[str, str | None], shadow: Shadow) -> dict[str, _Want]:
-        # An overlaid path is not the source's (a folder is: it holds others).
-        wanted = {
-            rel: want
-            for rel, want in source_seen(self.source).items()
-            if rel not in overlay or want[0] == "dir"
-        }
-        shadow.seen = (frozenset(overlay), dict(wanted))
+        shadow.seen = seen_with(self.source, overlay)
+        wanted = dict(shadow.seen[1])
         for rel, text in overlay.items():
             if not _reachable(rel, wanted):
                 # Under a linked folder: writing would reach the real one.
