@@ -7,14 +7,14 @@ worker that started it has gone). It never starts a thread, so a fork of it
 is a fork of a single-threaded process.
 
 The forked child is made into the process ``python -m rein ARGS...`` started
-by the stand-in would be: the stand-in's standard streams, arguments,
-environment, working folder (first on ``sys.path``, as ``-m`` puts it), umask,
-blocked and ignored signals, Python's own signal handlers, the stand-in's
-process group; then ``rein.__main__`` runs as ``__main__`` and the child ends as the
-interpreter ends (threads joined, ``atexit`` run, streams flushed). A start
-that could differ (another interpreter setting or locale in the environment,
-a terminal, a file descriptor past 2 passed on, another session) is refused
-and the stand-in execs ``python -m rein`` itself."""
+by the stand-in would be (:func:`_become`): the stand-in's standard streams,
+arguments, environment, working folder (first on ``sys.path``, as ``-m``
+puts it), umask, blocked and ignored signals, Python's own signal handlers,
+the stand-in's process group; then rein's ``__main__`` module runs as ``-m``
+runs it and the interpreter ends the child as it ends any start (:func:`main`).
+A start that could differ is refused (:func:`refusal`, the facts compared
+are ``shim.process_facts``) and the stand-in execs ``python -m rein``
+itself."""
 
 from __future__ import annotations
 
