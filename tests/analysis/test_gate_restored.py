@@ -15,7 +15,7 @@ from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
 from tests.fakes.commands import FakeCommandRunner
-from tests.fakes.diagnostics import SettlingFakeDiagnostics
+from tests.fakes.diagnostics import SettlingFakeDiagnostics, WatchingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
 
@@ -28,11 +28,12 @@ BROKEN = diag("pkg/app.py", 0, 'Import "pkg.util" could not be resolved', code="
 
 def world(
     deps: DependencyCoordinator | None = None,
+    source: SettlingFakeDiagnostics | None = None,
 ) -> tuple[TrackedWorkspace, SettlingFakeDiagnostics, AnalyzerGate]:
     workspace = TrackedWorkspace(
         FakeWorkspace({"pkg/util.py": UTIL, "pkg/app.py": APP}), MutationLog()
     )
-    source = SettlingFakeDiagnostics()
+    source = source or SettlingFakeDiagnostics()
     gate = AnalyzerGate(source, dependencies=deps)
 
     async def before_change(paths: tuple[str, ...]) -> None:
@@ -130,7 +131,8 @@ async def test_a_path_not_known_or_not_read_is_not_restored() -> None:
 
 async def test_after_a_command_an_undone_change_is_asked() -> None:
     """A command may have changed what imports resolve to (``pip
-    uninstall``), out of sight of the changed files."""
+    uninstall``), out of sight of the changed files: a source that does not
+    watch the analyzers' environment (the editor's) cannot say it did not."""
     workspace, source, gate = world()
     await gate.on_run_start(0)
     await gate.baseline_ready()
@@ -144,3 +146,61 @@ async def test_after_a_command_an_undone_change_is_asked() -> None:
     await workspace.write_text("pkg/util.py", "")
     await workspace.write_text("pkg/util.py", UTIL)
     assert not await asked(gate, source, GateContext(3, touched, workspace))
+
+
+async def commanded_and_undone(
+    source: WatchingFakeDiagnostics,
+) -> tuple[TrackedWorkspace, AnalyzerGate, frozenset[str]]:
+    """A command changed ``pkg/util.py`` and a second one put it back, each
+    through a temporary file of its own (``sed -i``), never there before the
+    run nor now."""
+    workspace, _, gate = world(source=source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    source.temporary = {"pkg/sedAb12Cd", "pkg/sedEf34Gh"}
+    await gate.before_change((), workspace)
+    await workspace.write_text("pkg/util.py", UTIL.replace("double", "twice"))
+    await gate.before_change((), workspace)
+    await workspace.write_text("pkg/util.py", UTIL)
+    source.diagnostics = [BROKEN]
+    return workspace, gate, frozenset({"pkg/util.py", *source.temporary})
+
+
+async def test_after_commands_an_undone_change_is_not_asked_while_the_environment_is_as_it_was() -> (
+    None
+):
+    """Issue 32: sympy's ``sed`` rename reversed by the repair's ``sed``
+    was asked again, and basedpyright's order-dependent answers for an
+    unchanged test file blocked the repair. The headless pool watches the
+    environment: seen unchanged, the tree is the baselines'."""
+    source = WatchingFakeDiagnostics()
+    workspace, gate, touched = await commanded_and_undone(source)
+    assert not await asked(gate, source, GateContext(2, touched, workspace))
+
+
+async def test_after_commands_an_undone_change_is_asked_once_the_environment_changed() -> None:
+    source = WatchingFakeDiagnostics()
+    workspace, gate, touched = await commanded_and_undone(source)
+    source.environment = 1  # the command's pip uninstall, seen
+    assert await asked(gate, source, GateContext(2, touched, workspace))
+
+
+async def test_after_commands_an_undone_change_is_asked_when_the_environment_is_not_watched() -> (
+    None
+):
+    """No interpreter found, or a ``.venv`` the command made: nothing
+    counts the changes there."""
+    source = WatchingFakeDiagnostics()
+    workspace, gate, touched = await commanded_and_undone(source)
+    source.watching = False
+    assert await asked(gate, source, GateContext(2, touched, workspace))
+
+
+async def test_a_temporary_path_is_no_change_but_a_file_left_behind_is() -> None:
+    """The temporary paths are left out only while they never were files:
+    one the command left there is a change, not known to be undone."""
+    source = WatchingFakeDiagnostics()
+    workspace, gate, touched = await commanded_and_undone(source)
+    source.temporary.discard("pkg/sedEf34Gh")
+    await workspace.write_text("pkg/sedEf34Gh", UTIL)
+    assert await asked(gate, source, GateContext(2, touched, workspace))

@@ -136,6 +136,36 @@ def test_an_install_is_seen_once_and_the_roots_worked_out_again(
     assert environment.roots() == (("lib", ""),)
 
 
+def test_watched_while_its_interpreter_is_the_one_looked_at(
+    project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """What lets a verdict after a command take the baselines' tree
+    (:mod:`rein.analysis.restored`): every change there is counted."""
+    root, site = project
+    environment = _environment(root)
+    assert not environment.watched()  # not looked at yet
+    environment.look()
+    assert environment.watched()
+    (site / "fancylib").mkdir()
+    assert environment.watched()
+    assert environment.changes() == 1  # counted, so still watched
+    _venv(tmp_path / "envs" / "other")
+    (root / "pyproject.toml").write_text(
+        f'[tool.basedpyright]\nvenvPath = "{tmp_path / "envs"}"\nvenv = "other"\n'
+    )
+    assert not environment.watched()  # basedpyright now takes another one
+
+
+def test_without_an_interpreter_nothing_is_watched(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    environment = _environment(root)
+    environment.look()
+    assert not environment.watched()
+    _venv(root / ".venv")  # a command makes one
+    assert not environment.watched()
+
+
 def _marker_python(path: Path, marker: Path, answer: str) -> None:
     """An interpreter that notes it ran in ``marker`` and answers ``answer``."""
     path.parent.mkdir(parents=True, exist_ok=True)

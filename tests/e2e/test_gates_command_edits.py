@@ -135,6 +135,10 @@ async def test_a_command_that_adds_one_error_to_a_file_with_errors_blocks_on_it(
     assert (blocker.path, blocker.line) == ("pkg/util.py", 13), blocker
     assert blocker.message.startswith("Type \"Literal['ten']\" is not assignable"), blocker
     assert (second.status, second.blockers) == ("passed", [])
+    # The line deleted again, sed's temporary files gone, basedpyright's
+    # environment (the interpreter on PATH) watched and unchanged: the tree
+    # is the baselines', not analysed again (rein.analysis.restored).
+    assert second.detail.startswith("every changed file is back to its text"), second.detail
 
 
 async def test_a_file_renamed_by_a_command_keeps_the_errors_it_had(package: Path) -> None:

@@ -152,6 +152,29 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
             self.on_environment_changed()
 
 
+class WatchingFakeDiagnostics(SettlingFakeDiagnostics):
+    """A SettlingFakeDiagnostics that watches its analyzers' environment
+    (EnvironmentChanges, as the headless pool) and knows the paths that
+    never were files (NeverThere: a command's temporary file). A test sets
+    ``environment`` (the changes seen there), ``watching`` and
+    ``temporary``."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(diagnostics)
+        self.environment = 0
+        self.watching = True
+        self.temporary: set[str] = set()
+
+    def environment_changes(self) -> int:
+        return self.environment
+
+    def environment_watched(self) -> bool:
+        return self.watching
+
+    def never_there(self, path: str) -> bool:
+        return path in self.temporary
+
+
 class ColdFakeDiagnostics(SettlingFakeDiagnostics):
     """A SettlingFakeDiagnostics whose analyzers are still analysing the
     whole workspace (a cold session): ``wait_idle`` waits for

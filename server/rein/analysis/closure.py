@@ -16,7 +16,14 @@ from collections.abc import Collection
 from rein.harness.gating.gate_types import EnvironmentChanges, ImporterClosure, OpenFilesOnly
 from rein.harness.ports import DiagnosticsSource
 
-__all__ = ["ImporterClosure", "OpenFilesOnly", "environment_changes", "outside_note", "reach_of"]
+__all__ = [
+    "ImporterClosure",
+    "OpenFilesOnly",
+    "environment_changes",
+    "environment_watched",
+    "outside_note",
+    "reach_of",
+]
 
 
 async def reach_of(
@@ -36,6 +43,12 @@ def environment_changes(source: DiagnosticsSource) -> int:
     (:class:`~rein.harness.gating.gate_types.EnvironmentChanges`; 0 when it
     does not say)."""
     return source.environment_changes() if isinstance(source, EnvironmentChanges) else 0
+
+
+def environment_watched(source: DiagnosticsSource) -> bool:
+    """Whether ``source`` counts every change to its analyzers'
+    environment (False when it does not say: the editor's diagnostics)."""
+    return isinstance(source, EnvironmentChanges) and source.environment_watched()
 
 
 def outside_note(outside: Collection[str]) -> str:

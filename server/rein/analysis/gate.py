@@ -49,6 +49,7 @@ and never pass blind.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -74,7 +75,7 @@ from rein.analysis.reach_verdict import (
 )
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_baselines import RunBaselines
-from rein.analysis.run_texts import analysed, exists, reader
+from rein.analysis.run_texts import analysed, exists, reader, run_changes
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -202,8 +203,11 @@ class AnalyzerGate:
         ws = ctx.workspace
         if (
             ws is not None
-            and not (installed or b.commanded)
-            and await all_restored(b.files, ctx.touched, now, lambda p: exists(ws, p))
+            and not installed
+            and not (b.commanded and await asyncio.to_thread(b.commanded_unseen))
+            and await all_restored(
+                b.files, run_changes(self.diagnostics, ctx.touched), now, lambda p: exists(ws, p)
+            )
         ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
         cold = b.cold()

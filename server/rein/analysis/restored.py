@@ -12,10 +12,30 @@ of its 15-18 s (issue 32 item 7).
 Only exact: every changed path has a baseline whose text before the run is
 known and is read now (a file that cannot be read is not known to be the
 same), a path that was no file then (created, a rename's new path) is none
-now, nothing was installed since the baselines were taken, and no command
-ran (an install, or a command's ``pip``, changes what imports resolve to,
-out of sight of the changed files; :class:`~rein.analysis.gate.AnalyzerGate`
-keeps both apart).
+now, and nothing was installed since the baselines were taken. A path that
+never was a file, before the run nor now (``sed -i``'s temporary file), is
+no change. After a command the tree may still differ out of sight of the
+changed files: a ``pip uninstall`` changes what imports resolve to. So a
+verdict after a command takes this shortcut only when the source watches
+the analyzers' environment (the headless pool's
+:class:`~rein.disk.python_environment.PythonEnvironment`: its site folders,
+``.pth`` files and interpreter) and saw no change there
+(:meth:`~rein.analysis.run_baselines.RunBaselines.commanded_unseen`). In
+the editor nothing watches it: a verdict after a command asks again.
+
+Issue 32: sympy's ``sed`` rename of ``is_random`` reversed by the repair's
+``sed`` was asked again, and basedpyright's answers for an unchanged test
+file depend on the order it checks files in: the repair's verdict blocked
+on 4 to 9 ``reportIndexIssue`` errors that were not the run's, and the run
+failed. A command's changes are otherwise judged as before: a file it
+changed that is not back to its text is asked, with its importers.
+
+What a command changes outside the workspace other than that environment
+(a user-level ruff configuration, a folder ``extraPaths`` names outside the
+root) is not seen, here or in any verdict; nor is a file the workspace
+filter skips (a generated, git-ignored module): neither is a changed path.
+:class:`~rein.analysis.gate.AnalyzerGate` keeps the installs and the
+commands apart.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from typing import Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
 from rein.analysis.baselines import FileBaseline, carried
-from rein.analysis.closure import environment_changes
+from rein.analysis.closure import environment_changes, environment_watched
 from rein.analysis.cold_commands import texts_before_a_command
 from rein.analysis.cold_start import cold_source, corrected_baseline, importers_later
 from rein.analysis.command_ahead import BaselineAhead
@@ -140,6 +140,16 @@ class RunBaselines:
         reach is then not known, and the state before cannot be shown."""
         grown = environment_changes(self.diagnostics) > self._environment_mark
         return self.dependencies_installed or grown
+
+    def commanded_unseen(self) -> bool:
+        """A command ran since the changes were last validated, and what it
+        may have changed out of sight of the changed files (the analyzers'
+        environment: a ``pip uninstall``) is not known to be as it was: the
+        source does not watch the environment, or saw it change. Blocking
+        (a few ``stat`` calls and the settings read): call it off the loop."""
+        if not self.commanded:
+            return False
+        return not environment_watched(self.diagnostics) or self.environment_changed()
 
     @property
     def settling(self) -> SettlingDiagnostics | None:

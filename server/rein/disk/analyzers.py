@@ -390,6 +390,11 @@ class AnalyzerPool:
         started (:meth:`~rein.disk.python_environment.PythonEnvironment.changes`)."""
         return self.python_env.changes()
 
+    def environment_watched(self) -> bool:
+        """Whether basedpyright's environment is known and its changes are
+        counted (:meth:`~rein.disk.python_environment.PythonEnvironment.watched`)."""
+        return self.python_env.watched()
+
     def why_not_covered(self, path: str) -> str | None:
         """Why no analyzer checks ``path``: its server was not found or did
         not start (:func:`~rein.disk.pool_status.why_not_covered`), or the

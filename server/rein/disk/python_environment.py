@@ -225,6 +225,8 @@ class PythonEnvironment:
         self._skipped = skipped
         self._which = which
         self._looked = False
+        #: The interpreter looked at (None: none found).
+        self._python: Path | None = None
         #: The interpreter's prefix and site folders; None: not known.
         self._prefix: Path | None = None
         self._sites: tuple[Path, ...] | None = None
@@ -247,7 +249,7 @@ class PythonEnvironment:
 
     def _look(self) -> None:
         self._looked = True
-        python = interpreter_of(self._root, self._read, self._which)
+        python = self._python = interpreter_of(self._root, self._read, self._which)
         if python is None:
             self._sites = ()  # no interpreter: basedpyright has no environment either
             return
@@ -285,6 +287,16 @@ class PythonEnvironment:
             for site in self._sites
             if any(now.get(p) != before.get(p) for p in {*now, *before} if p.startswith(str(site)))
         ]
+
+    def watched(self) -> bool:
+        """Whether every change to the environment is counted
+        (:meth:`changes`): it was looked at, it has site folders, and the
+        interpreter basedpyright takes is still the one looked at (a
+        ``.venv`` a command made is another environment, not watched).
+        Blocking (reads the settings, a few ``stat`` calls)."""
+        if not self._looked or not self._sites:
+            return False
+        return interpreter_of(self._root, self._read, self._which) == self._python
 
     def changes(self) -> int:
         """How many changes to the environment were seen since the first

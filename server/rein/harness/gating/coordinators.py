@@ -210,6 +210,11 @@ class DiagnosticsCoordinator:
         inner = self.source
         return inner.environment_changes() if isinstance(inner, EnvironmentChanges) else 0
 
+    def environment_watched(self) -> bool:
+        """The inner source's answer; False without one (nothing watches)."""
+        inner = self.source
+        return isinstance(inner, EnvironmentChanges) and inner.environment_watched()
+
     def why_not_covered(self, path: str) -> str | None:
         """The inner source's reason ``path`` is not covered, if it says."""
         inner = self.source

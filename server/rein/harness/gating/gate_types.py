@@ -291,6 +291,12 @@ class EnvironmentChanges(Protocol):
         gate compares it with the one when its baselines were taken)."""
         ...
 
+    def environment_watched(self) -> bool:
+        """Whether the environment is known and watched now: every change
+        there is counted by :meth:`environment_changes` (False: it may
+        change unseen, so a command may have changed it)."""
+        ...
+
 
 @runtime_checkable
 class ReadInputs(Protocol):
