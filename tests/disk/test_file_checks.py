@@ -60,7 +60,9 @@ class StubAnalyzer:
     def open(self, path: str) -> None:
         self.versions[path] = 1
 
-    def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None:
+    def repull(
+        self, path: str, bound_s: float = 0.0, bound: str = "", *, answered: bool = False
+    ) -> None:
         self.asked += 1
         self.bounds.append(bound)
         self.known.discard(path)

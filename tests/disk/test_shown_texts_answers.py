@@ -15,6 +15,7 @@ text shown (clean) for theirs now."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from rein.analysis.whole_snapshot import whole_snapshot
@@ -126,3 +127,40 @@ async def test_a_change_seen_while_the_earlier_text_is_shown_makes_the_baseline_
     assert heard
     assert baseline is not None
     assert baseline.stale or _said(baseline, "pkg/user.py") == [], _said(baseline, "pkg/user.py")
+
+
+async def test_a_publish_while_the_importers_question_is_out_does_not_answer_it(
+    tmp_path: Path,
+) -> None:
+    """basedpyright checks in the background: a check of the importer begun
+    with the command's text (before the earlier text was shown) publishes
+    after the baseline's question. Old: that publish settled the file, and
+    the baseline took "is_random is unknown import symbol" as there before
+    the run (sympy's ``symbolic_multivariate_probability.py:12``, the
+    first verdict of the ``is_random`` command edit, 3 runs of 4)."""
+    pool, server = await _pool(tmp_path)
+    analyzer = pool.analyzers[0]
+    _command(pool, 1)
+    user = (pool.root / "pkg/user.py").as_uri()
+    asked, free = asyncio.Event(), asyncio.Event()
+
+    def the_background_check_ends_now(uri: str) -> None:
+        if uri == user and not asked.is_set():
+            server.publish_now(user, on_disk=True)  # the command's text: broken
+            asked.set()
+
+    server.on_pull = the_background_check_ends_now
+    server.hold = free
+    baseline = asyncio.ensure_future(
+        pool.snapshot_with({"pkg/rv.py": BEFORE}, ["pkg/rv.py", "pkg/user.py"], BOUND_S)
+    )
+    try:
+        await asked.wait()
+        assert "pkg/user.py" in analyzer.awaiting  # the question's answer is waited for
+        assert not baseline.done()
+    finally:
+        server.hold = None
+        free.set()  # the answers held are given, whatever was asserted
+    snap = await baseline
+    assert snap is not None and not snap.stale, snap
+    assert _said(snap, "pkg/user.py") == []

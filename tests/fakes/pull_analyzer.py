@@ -47,6 +47,10 @@ class FileByFileServer(RecordingLanguageClient):
         #: Called with a pull's uri as it is asked (a test's hook: what
         #: happens meanwhile, e.g. the watcher's change of another file).
         self.on_pull: Callable[[str], None] | None = None
+        #: While set and not yet set free, answers are held (checked when
+        #: asked, given once it is set): a server still working on them.
+        self.hold: asyncio.Event | None = None
+        self._held: set[asyncio.Future[None]] = set()
         self._results = 0
 
     # ------------------------------------------------------------ documents
@@ -77,8 +81,33 @@ class FileByFileServer(RecordingLanguageClient):
         self._results += 1
         answer = asyncio.get_running_loop().create_future()
         report = lsp.FullDocumentDiagnosticReport(items=items, result_id=str(self._results))
-        asyncio.get_running_loop().call_soon(answer.set_result, report)
+        if self.hold is None:
+            asyncio.get_running_loop().call_soon(answer.set_result, report)
+        else:
+            held = asyncio.ensure_future(self._answer_when(self.hold, answer, report))
+            self._held.add(held)
+            held.add_done_callback(self._held.discard)
         return answer
+
+    @staticmethod
+    async def _answer_when(
+        free: asyncio.Event, answer: asyncio.Future[Any], report: lsp.FullDocumentDiagnosticReport
+    ) -> None:
+        await free.wait()
+        answer.set_result(report)
+
+    def publish_now(self, uri: str, *, on_disk: bool = False) -> None:
+        """Publish ``uri``'s diagnostics at once: checked against the texts
+        shown, or (``on_disk``) against the files' contents, as a check
+        begun before another text was shown would have found them."""
+        shown = self.shown
+        if on_disk:
+            self.shown = {uri: shown[uri]}
+        try:
+            params = self._params(uri, self.check(uri))
+        finally:
+            self.shown = shown
+        self._deliver(params)
 
     # -------------------------------------------------------------- checking
 

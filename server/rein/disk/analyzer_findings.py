@@ -41,6 +41,13 @@ class Findings:
         #: of them is its answer while it was shown other texts
         #: (:func:`~rein.disk.file_checks.snapshot_files_with`).
         self._must_analyse: set[str] = set()
+        #: path -> how many publishes it has had (a pull's question notes
+        #: it: published meanwhile, :meth:`publishes`).
+        self._publishes: dict[str, int] = {}
+
+    def publishes(self, path: str) -> int:
+        """How many publishes ``path`` has had."""
+        return self._publishes.get(path, 0)
 
     def expect_analysis(self, path: str) -> None:
         """What it holds of ``path`` is of texts shown no more: its next
@@ -59,6 +66,7 @@ class Findings:
         self.unanswered.pop(path, None)
         self.answered_blind.discard(path)
         self._must_analyse.discard(path)
+        self._publishes[path] = self._publishes.get(path, 0) + 1
 
     def blind(self, report: Any) -> bool:
         """A pull's ``report`` came without an analysis of the file."""

@@ -39,18 +39,31 @@ class LatestPulls:
 
     def __init__(self) -> None:
         self.latest: dict[str, asyncio.Future[None]] = {}
+        #: The version of the file each latest question asks about.
+        self.version: dict[str, int] = {}
         #: question -> when it was asked, and until when (monotonic
         #: seconds) it shows the server working on it (:attr:`working_until`).
         self.out: dict[asyncio.Future[None], tuple[float, float]] = {}
 
-    def ask(self, path: str, question: Coroutine[Any, Any, None], working_s: float) -> None:
+    def ask(
+        self,
+        path: str,
+        question: Coroutine[Any, Any, None],
+        working_s: float,
+        version: int | None = None,
+    ) -> None:
         """Run ``question``, ``path``'s latest from now on; it shows the
-        server working for ``working_s`` at most."""
+        server working for ``working_s`` at most. With ``version``, only its
+        answer settles the file at that version (:meth:`asking_at`)."""
         task = asyncio.ensure_future(question)
         replaced = self.latest.get(path)
         if replaced is not None:
             self.out.pop(replaced, None)
         self.latest[path] = task
+        if version is None:
+            self.version.pop(path, None)
+        else:
+            self.version[path] = version
         now = time.monotonic()
         self.out[task] = (now, now + working_s)
         task.add_done_callback(lambda done: self.out.pop(done, None))
@@ -75,6 +88,13 @@ class LatestPulls:
         question = self.latest.get(path)
         return question is not None and question in self.out
 
+    def asking_at(self, path: str, version: int | None) -> bool:
+        """``path``'s latest question is out, asked about ``version`` to be
+        settled by its answer alone: not by a publish meanwhile (a check
+        the server began before the question, with other texts shown, can
+        publish after it)."""
+        return version is not None and self.asking(path) and self.version.get(path) == version
+
     def answered(self, question: asyncio.Future[None] | None) -> None:
         """``question`` was answered: the questions asked before it and
         past their working window are not out any more (the server answered
@@ -95,6 +115,7 @@ class LatestPulls:
     def clear(self) -> None:
         """A new server: the old one's questions are not its own."""
         self.latest.clear()
+        self.version.clear()
 
 
 def answers_pulls(

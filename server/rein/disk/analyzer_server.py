@@ -410,12 +410,25 @@ class _Analyzer:
                 self.awaiting[other] = at
                 ask_pull(self, other, at)
 
-    def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None:
+    def repull(
+        self, path: str, bound_s: float = 0.0, bound: str = "", *, answered: bool = False
+    ) -> None:
         """Ask for ``path``'s diagnostics afresh, even if it publishes
-        (file_checks), within ``bound_s`` (named ``bound``)."""
+        (file_checks), within ``bound_s`` (named ``bound``); ``answered``:
+        only the answer settles it, not a publish meanwhile (asked after
+        other files were shown other texts: a check begun before that can
+        publish after the question)."""
         self.findings.result_ids.pop(path, None)
         self.awaiting[path] = self.versions[path]
-        ask_pull(self, path, self.versions[path], force=True, bound_s=bound_s, bound=bound)
+        ask_pull(
+            self,
+            path,
+            self.versions[path],
+            force=True,
+            bound_s=bound_s,
+            bound=bound,
+            answered=answered,
+        )
 
     @property
     def answers_pulls(self) -> bool:
@@ -468,8 +481,16 @@ class _Analyzer:
         self._stops.published()  # it analyses (a closed file's last word above does not)
         self.findings.published(path, items, structured=not isinstance(params, dict))
         wanted = self.awaiting.get(path)
-        if wanted is not None and (
-            version >= wanted if version is not None else not self.spec.versioned_publish
+        if (
+            wanted is not None
+            and (version >= wanted if version is not None else not self.spec.versioned_publish)
+            # A question about this version is out that only its answer
+            # settles (file_checks asked it afresh). basedpyright checks in
+            # the background, and a check begun before the question (the
+            # importer of a file a command changed, before that file was
+            # shown as it was) publishes after it: sympy's command baseline
+            # took "is_random is unknown import symbol" as there before.
+            and not self.pulls.asking_at(path, self.versions.get(path))
         ):
             del self.awaiting[path]
         self.owed_refresh.discard(path)

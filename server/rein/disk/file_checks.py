@@ -284,7 +284,7 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
         # Bounded by the caller's bound, not one request's: basedpyright
         # answers once its workspace is set up, which takes longer than
         # gates.analyzer.requestTimeoutMs on a loaded machine.
-        analyzer.repull(path, timeout_s, WAIT_BOUND)
+        analyzer.repull(path, timeout_s, WAIT_BOUND, answered=True)
     while True:
         live = [(a, p) for a, p in asked if a.alive and p in a.versions]
         owed = [(a, p) for a, p in live if p in a.awaiting]
@@ -302,7 +302,9 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             if not await pool.wait_idle(left):
                 return False
             for analyzer, path in timed_out + unknown:
-                analyzer.repull(path, max(deadline - time.monotonic(), 0.001), WAIT_BOUND)
+                analyzer.repull(
+                    path, max(deadline - time.monotonic(), 0.001), WAIT_BOUND, answered=True
+                )
             continue
         if unknown and not owed:
             # It answered without knowing the file yet (its workspace is
@@ -317,7 +319,9 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             for analyzer, path in unknown:
                 if path in analyzer.awaiting or analyzer.analysed(path):
                     continue
-                analyzer.repull(path, max(deadline - time.monotonic(), 0.001), WAIT_BOUND)
+                analyzer.repull(
+                    path, max(deadline - time.monotonic(), 0.001), WAIT_BOUND, answered=True
+                )
             continue
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(pool.activity().wait(), left)
@@ -394,4 +398,4 @@ def pull_again(analyzers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
         for path in paths:
             if analyzer.alive and path in analyzer.versions:
                 analyzer.findings.expect_analysis(path)
-                analyzer.repull(path)
+                analyzer.repull(path, answered=True)

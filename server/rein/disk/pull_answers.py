@@ -84,17 +84,25 @@ def ask_pull(
     force: bool = False,
     bound_s: float = 0.0,
     bound: str = "",
+    answered: bool = False,
 ) -> None:
     """Ask ``server`` for ``path``'s diagnostics at ``version`` if it answers
     pulls, or ``force``: within ``bound_s`` (named ``bound``) or the pool's
     request bound, the file's latest question from now on; the question
-    shows the server working for no longer than the request bound."""
+    shows the server working for no longer than the request bound;
+    ``answered``: only its answer settles the file, a publish meanwhile
+    does not (:meth:`~rein.disk.analyzer_pull.LatestPulls.asking_at`)."""
     client = server.client
     if not (server.pull or force) or client is None:
         return
     request_s = server.pool.request_timeout_s
     working_s = min(bound_s or request_s, request_s)
-    server.pulls.ask(path, _pull(server, client, path, version, bound_s, bound), working_s)
+    server.pulls.ask(
+        path,
+        _pull(server, client, path, version, bound_s, bound),
+        working_s,
+        version if answered else None,
+    )
 
 
 async def _pull(
@@ -117,6 +125,7 @@ async def _pull(
     def latest() -> bool:
         return server.client is client and server.pulls.is_latest(path, me)
 
+    published = server.findings.publishes(path)
     report, failure = await ask_diagnostics(
         client,
         server.spec,
@@ -141,8 +150,14 @@ async def _pull(
         return
     if server.exited:
         return  # read after its process exited: see _Analyzer.on_publish
-    if server.findings.blind(report) and path not in server.awaiting:
-        return  # not analysed, and a publish settled it meanwhile: that stands
+    if server.findings.blind(report) and (
+        path not in server.awaiting or server.findings.publishes(path) != published
+    ):
+        # Not analysed, and a publish came meanwhile (it settled the file,
+        # or it settles it now: the question's answer says nothing): that
+        # stands.
+        server.awaiting.pop(path, None)
+        return
     server.pulls.answered(me)
     server.findings.answered(path, report)
     wanted = server.awaiting.get(path)
