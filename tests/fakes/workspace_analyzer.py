@@ -11,6 +11,7 @@ importers when the grace period passed.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,14 @@ class WorkspaceModeServer(FileByFileServer):
         super().__init__(root)
         #: The uris it was told of by didChangeWatchedFiles, in order.
         self.watched: list[str] = []
+        #: Pulls of these uris are never answered (a server too busy).
+        self.silent: set[str] = set()
+
+    def text_document_diagnostic_async(self, params: Any) -> asyncio.Future[Any]:
+        if params.text_document.uri in self.silent:
+            self.pulls.append(params.text_document.uri)
+            return asyncio.get_running_loop().create_future()  # never set
+        return super().text_document_diagnostic_async(params)
 
     def workspace_did_change_watched_files(self, params: Any) -> None:
         super().workspace_did_change_watched_files(params)
@@ -42,15 +51,16 @@ class WorkspaceModeServer(FileByFileServer):
 
 
 async def pool_over_workspace_mode(
-    root: Path,
+    root: Path, settle_ms: int = 120_000
 ) -> tuple[AnalyzerPool, _Analyzer, WorkspaceModeServer]:
     """A workspace-mode analyzer pool of ``root`` whose one analyzer
     (basedpyright's) talks to a :class:`WorkspaceModeServer`, started with
     every file open (as start-up opens a small workspace's) and a grace
     period after a file-set change that has always passed already
     (:class:`~rein.disk.owed_refresh.OwedRefresh` on a clock far behind):
-    what the pool waits for, it waits for without the clock."""
-    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]])
+    what the pool waits for, it waits for without the clock. ``settle_ms``:
+    the pool's settle bound (``gates.analyzer.settleTimeoutMs``)."""
+    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], owed_limit_ms=settle_ms)
     await pool.prepare()
     analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
     server = WorkspaceModeServer(pool.root)
