@@ -138,3 +138,20 @@ async def test_an_importer_not_answered_within_the_settle_bound_leaves_the_verdi
     assert _blocked(outcome) == [("pkg/a.py", 1), ("pkg/c.py", 1)]
     assert outcome.stale
     assert "may be stale" in outcome.detail
+
+
+async def test_a_module_the_scan_cannot_place_has_every_file_asked(tmp_path: Path) -> None:
+    # A stub under typings/ is imported by a name the import scan does not
+    # give it: its importers are not known, so every file is asked (the
+    # wider path), not only waited for through the grace period.
+    pool, server, gate = await _session(tmp_path, IMPORTERS)
+    (tmp_path / "typings").mkdir()
+    start = len(server.pulls)
+    outcome = await _verdict(
+        pool,
+        gate,
+        ("typings/util.pyi",),
+        lambda: (tmp_path / "typings/util.pyi").write_text("def double(x: int) -> int: ...\n"),
+    )
+    assert not outcome.blockers
+    assert {(tmp_path / p).as_uri() for p in IMPORTERS} <= set(server.pulls[start:])
