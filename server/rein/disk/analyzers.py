@@ -45,6 +45,7 @@ from rein.disk import file_checks, open_files, pool_files, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.file_presence import FilePresence
+from rein.disk.file_set_importers import FileSetImporters
 from rein.disk.importers import ImportIndex
 from rein.disk.owed_publishes import OwedPublishes
 from rein.disk.pool_environment import SettingChanges, tell_installed
@@ -157,6 +158,9 @@ class AnalyzerPool:
             self.root, self.read, lambda: self.presence.named(SETTINGS_NAMES)
         )
         self.setting_changes = SettingChanges(self.ruff_extends)
+        #: Files created or deleted whose importers the next wait asks afresh
+        #: (a workspace analysed as a whole: :mod:`rein.disk.file_set_importers`).
+        self.file_set = FileSetImporters()
         #: The environment basedpyright resolves imports from (its folders
         #: in the workspace; what a command installed into it).
         self.python_env = PythonEnvironment(self.root, self.read, self.skipped)
@@ -356,6 +360,7 @@ class AnalyzerPool:
             return False
         await self.setting_changes.apply(self.analyzers)
         await self.check_environment()
+        await self.file_set.ask(self, self.owed.limit_s)
         while True:
             now = time.monotonic()
             expires = self.owed.expire(self.analyzers, now)

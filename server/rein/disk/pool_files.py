@@ -17,6 +17,7 @@ from typing import Protocol
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.file_presence import FilePresence
+from rein.disk.file_set_importers import FileSetImporters
 from rein.disk.importers import ImportIndex
 from rein.disk.pool_environment import (
     SettingChanges,
@@ -47,6 +48,7 @@ class AnalyzerPool(Protocol):
     filter: WorkspaceFilter
     presence: FilePresence
     setting_changes: SettingChanges
+    file_set: FileSetImporters
     on_diagnostics_changed: Callable[[list[str]], None] | None
     workspace_max_files: int
     max_files: int
@@ -156,8 +158,13 @@ def on_mutation(pool: AnalyzerPool, mutation: Mutation) -> None:
 
 
 def file_set_changed(pool: AnalyzerPool, created: Sequence[str], deleted: Sequence[str]) -> None:
-    """Files appeared or went: :func:`~rein.disk.pool_environment.tell_file_set_changed`."""
+    """Files appeared or went: :func:`~rein.disk.pool_environment.tell_file_set_changed`;
+    in a workspace analysed as a whole their importers are asked afresh at
+    the next wait (:mod:`rein.disk.file_set_importers`; file by file, the
+    verdict asks the importers opened with the change itself)."""
     tell_file_set_changed(pool.root, pool.analyzers, created)
+    if not pool.large and not pool.deferring:
+        pool.file_set.changed([*created, *deleted])
 
 
 async def environment_changed(pool: AnalyzerPool, paths: Sequence[str]) -> None:
