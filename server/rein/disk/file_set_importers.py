@@ -89,7 +89,7 @@ class FileSetImporters:
                         continue  # no such file (gone meanwhile)
                     # An answer given without an analysis leaves it stale.
                     analyzer.findings.expect_analysis(path)
-                    analyzer.repull(path, bound_s, SETTLE_BOUND)
+                    analyzer.repull(path, bound_s, SETTLE_BOUND, answered=True)
                     asked.append(path)
             return sorted(set(asked))
 
