@@ -47,6 +47,20 @@ def call(name: str, **arguments: str) -> dict:
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
+def delete_and_write_back() -> list[dict]:
+    """The model deletes pkg/util.py, then (told pkg/app.py is broken)
+    writes it back."""
+    return [
+        call("delete_file", path="pkg/util.py"),
+        {"text": "removed the helpers"},
+        {
+            "expect": {"last_message_contains": "pkg/app.py"},
+            **call("write_file", path="pkg/util.py", content=UTIL),
+        },
+        {"text": "put the helpers back"},
+    ]
+
+
 async def run(root: Path, script: list[dict]) -> tuple[object, ReplayModel, EventLog]:
     model = ReplayModel(script)
     events = EventLog()
@@ -57,15 +71,7 @@ async def run(root: Path, script: list[dict]) -> tuple[object, ReplayModel, Even
 
 
 async def test_deleting_an_imported_module_blocks_on_the_importer(package: Path) -> None:
-    script = [
-        call("delete_file", path="pkg/util.py"),
-        {"text": "removed the helpers"},
-        {
-            "expect": {"last_message_contains": "pkg/app.py"},
-            **call("write_file", path="pkg/util.py", content=UTIL),
-        },
-        {"text": "put the helpers back"},
-    ]
+    script = delete_and_write_back()
     result, model, events = await run(package, script)
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
@@ -183,15 +189,7 @@ async def test_a_deleted_modules_importers_all_block_with_no_grace(
         (package / "pkg" / f"{name}.py").write_text(APP)
     owe = OwedRefresh.owe
     monkeypatch.setattr(OwedRefresh, "owe", lambda self, paths, _grace: owe(self, paths, 0.0))
-    script = [
-        call("delete_file", path="pkg/util.py"),
-        {"text": "removed the helpers"},
-        {
-            "expect": {"last_message_contains": "pkg/app.py"},
-            **call("write_file", path="pkg/util.py", content=UTIL),
-        },
-        {"text": "put the helpers back"},
-    ]
+    script = delete_and_write_back()
     result, _, events = await run(package, script)
     assert result.status == "completed", result.error
     first, second = events.gate_results("analyzer")

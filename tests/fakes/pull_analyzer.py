@@ -28,7 +28,7 @@ from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from tests.fakes.lsp_client import RecordingLanguageClient
 
-__all__ = ["FileByFileServer", "pool_over_file_by_file"]
+__all__ = ["FileByFileServer", "basedpyright_over", "pool_over_file_by_file"]
 
 _IMPORT = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)", re.MULTILINE)
 
@@ -160,11 +160,18 @@ async def pool_over_file_by_file(
     (basedpyright's) talks to a :class:`FileByFileServer`, started."""
     pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0)
     await pool.prepare()
-    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
     server = FileByFileServer(pool.root)
+    analyzer = basedpyright_over(pool, server)
+    pool._started.set()
+    return pool, analyzer, server
+
+
+def basedpyright_over(pool: AnalyzerPool, server: FileByFileServer) -> _Analyzer:
+    """basedpyright's analyzer in ``pool``, alive, its client ``server``
+    (which publishes to it)."""
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
     server.publish = analyzer.on_publish
     analyzer.client = server  # type: ignore[assignment]
     analyzer.alive = True
     pool.analyzers.append(analyzer)
-    pool._started.set()
-    return pool, analyzer, server
+    return analyzer

@@ -19,7 +19,7 @@ from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.owed_refresh import OwedRefresh
-from tests.fakes.pull_analyzer import FileByFileServer
+from tests.fakes.pull_analyzer import FileByFileServer, basedpyright_over
 
 __all__ = ["WorkspaceModeServer", "pool_over_workspace_mode"]
 
@@ -62,14 +62,10 @@ async def pool_over_workspace_mode(
     the pool's settle bound (``gates.analyzer.settleTimeoutMs``)."""
     pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], owed_limit_ms=settle_ms)
     await pool.prepare()
-    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
     server = WorkspaceModeServer(pool.root)
-    server.publish = analyzer.on_publish
-    analyzer.client = server  # type: ignore[assignment]
-    analyzer.alive = True
+    analyzer = basedpyright_over(pool, server)
     analyzer.watches_files = True
     analyzer.owed_refresh = OwedRefresh(clock=lambda: float("-inf"))
-    pool.analyzers.append(analyzer)
     for path in pool.files_to_open(file_by_file=False):
         analyzer.open(path)
     pool._started.set()
