@@ -264,9 +264,10 @@ async def test_a_snapshot_taken_while_the_file_is_read_makes_the_change_no_cold_
     monkeypatch.setattr(workspace.inner, "read_text", read_while_the_snapshot_is_taken)
     await gate.on_run_start(0)
     await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
-    # The snapshot's wait and itself, then a.py's settled capture.
+    # A fresh run's release of what the source noted before it, the
+    # snapshot's wait and itself, then a.py's settled capture.
     capture = ["ensure_open pkg/a.py", "wait_idle", "snapshot pkg/a.py"]
-    assert source.log == ["wait_idle", "snapshot *", *capture]
+    assert source.log == ["release_opened", "wait_idle", "snapshot *", *capture]
     assert gate.late == {}
     broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
     source.diagnostics = [OLD, broken_b, TRANSITIVE]

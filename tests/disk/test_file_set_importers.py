@@ -155,3 +155,38 @@ async def test_a_module_the_scan_cannot_place_has_every_file_asked(tmp_path: Pat
     )
     assert not outcome.blockers
     assert {(tmp_path / p).as_uri() for p in IMPORTERS} <= set(server.pulls[start:])
+
+
+async def test_a_module_made_between_runs_and_deleted_by_the_run_is_a_change(
+    tmp_path: Path,
+) -> None:
+    """review28: the pool noted which changed paths were no file at their
+    first change since the last validation, so a module the person made
+    between runs (the watcher) was "never a file" when the next run deleted
+    it: with the run's other change undone, the verdict passed as undone,
+    its importer broken. A run that starts afresh starts that count."""
+    (tmp_path / "pkg").mkdir()
+    for path, text in {"pkg/__init__.py": "", "pkg/other.py": "import os\n"}.items():
+        (tmp_path / path).write_text(text)
+    pool, _, _server = await pool_over_workspace_mode(tmp_path, int(BOUND_S * 1000))
+    assert await pool.wait_idle(BOUND_S)
+    gate = AnalyzerGate(pool, settle_timeout_s=BOUND_S)
+    (tmp_path / "pkg/util.py").write_text(UTIL)  # the person, before the run
+    (tmp_path / "pkg/a.py").write_text(USER)
+    pool.on_mutation(Mutation(1, ("pkg/util.py", "pkg/a.py"), "external"))
+    assert await pool.wait_idle(BOUND_S)
+    await gate.on_run_start(1)
+    await asyncio.wait_for(gate.baseline_ready(), BOUND_S)
+    workspace = DiskWorkspace(pool.root)
+    edits = [
+        (("pkg/other.py",), lambda: (tmp_path / "pkg/other.py").write_text("import sys\n")),
+        (("pkg/util.py",), lambda: (tmp_path / "pkg/util.py").unlink()),
+        (("pkg/other.py",), lambda: (tmp_path / "pkg/other.py").write_text("import os\n")),
+    ]
+    for generation, (paths, apply) in enumerate(edits, start=2):
+        await gate.before_change(paths, workspace)
+        apply()
+        pool.on_mutation(Mutation(generation, paths, "tool"))
+    ctx = GateContext(4, frozenset({"pkg/other.py", "pkg/util.py"}), workspace)
+    outcome = await asyncio.wait_for(gate.check(ctx), BOUND_S)
+    assert _blocked(outcome) == [("pkg/a.py", 1)], outcome.detail

@@ -168,6 +168,12 @@ class RunBaselines:
             # Changes of an earlier run are not validated yet: keep judging
             # them against the state before their first change.
             return
+        if not self.unvalidated:
+            # Nothing carried: what the source noted of the changes since
+            # the last validation (the person's, between runs) is not this
+            # run's. Without this, a file the person made after it and the
+            # run then deleted was "never a file" (review28: a false pass).
+            self._release()
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
@@ -237,10 +243,14 @@ class RunBaselines:
         self.commanded = False
         self.dependencies_installed = False
         self._environment_mark = environment_changes(self.diagnostics)
+        self._release()
+
+    def _release(self) -> None:
+        """The source forgets the changes so far (which paths were files
+        before them, their texts then) and closes the importers opened for
+        them; opened again for a later change, they get a baseline from then."""
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
-            # Importers opened for these changes are closed; opened again
-            # for a later change, they get a baseline from then.
             for path in source.release_opened():
                 self.late.pop(path, None)
 

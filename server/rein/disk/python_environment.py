@@ -289,10 +289,13 @@ class PythonEnvironment:
         ]
 
     def watched(self) -> bool:
-        """Whether every change to the environment is counted
-        (:meth:`changes`): it was looked at, it has site folders, and the
-        interpreter basedpyright takes is still the one looked at (a
-        ``.venv`` a command made is another environment, not watched).
+        """Whether the environment's changes are counted (:meth:`changes`):
+        it was looked at, it has site folders, and the interpreter
+        basedpyright takes is still the one looked at (a ``.venv`` a
+        command made is another environment, not watched). What is counted
+        is a package added or removed and a ``.pth`` file written (the site
+        folders' and ``.pth`` files' times); an installed module edited in
+        place is not (review28; basedpyright is not told of it either).
         Blocking (reads the settings, a few ``stat`` calls)."""
         if not self._looked or not self._sites:
             return False
