@@ -46,8 +46,9 @@ def environment_changes(source: DiagnosticsSource) -> int:
 
 
 def environment_watched(source: DiagnosticsSource) -> bool:
-    """Whether ``source`` counts every change to its analyzers'
-    environment (False when it does not say: the editor's diagnostics)."""
+    """Whether ``source`` watches its analyzers' environment and counts
+    its changes (packages added or removed, ``.pth`` files written; False
+    when it does not say: the editor's diagnostics)."""
     return isinstance(source, EnvironmentChanges) and source.environment_watched()
 
 

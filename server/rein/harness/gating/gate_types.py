@@ -292,9 +292,10 @@ class EnvironmentChanges(Protocol):
         ...
 
     def environment_watched(self) -> bool:
-        """Whether the environment is known and watched now: every change
-        there is counted by :meth:`environment_changes` (False: it may
-        change unseen, so a command may have changed it)."""
+        """Whether the environment is known and watched now: its changes
+        (packages added or removed, ``.pth`` files written) are counted by
+        :meth:`environment_changes` (False: it may change unseen, so a
+        command may have changed it)."""
         ...
 
 
