@@ -164,3 +164,35 @@ async def test_a_publish_while_the_importers_question_is_out_does_not_answer_it(
     snap = await baseline
     assert snap is not None and not snap.stale, snap
     assert _said(snap, "pkg/user.py") == []
+
+
+async def test_the_importers_asked_are_shown_again_with_the_earlier_text_and_after_it(
+    tmp_path: Path,
+) -> None:
+    # basedpyright keeps an error met in an importer's code while checking
+    # another file with that importer until the importer is parsed again
+    # (tests/e2e/test_shown_again.py, with the real server): each importer
+    # asked is sent its text as a new version after the earlier text is
+    # shown, and again after the text now is shown again.
+    pool, server = await _pool(tmp_path)
+    _command(pool, 1)
+    user = (tmp_path / "pkg/user.py").as_uri()
+    rv = (tmp_path / "pkg/rv.py").as_uri()
+    server.sent.clear()
+    baseline = await pool.snapshot_with(
+        {"pkg/rv.py": BEFORE}, ["pkg/rv.py", "pkg/user.py"], BOUND_S
+    )
+    assert baseline is not None and not baseline.stale, baseline
+    changes = [
+        (p.text_document.uri, p.text_document.version, p.content_changes[-1].text)
+        for method, p in server.sent
+        if method == "textDocument/didChange"
+    ]
+    versions = [v for uri, v, _text in changes if uri == user]
+    assert [(uri, text) for uri, _v, text in changes] == [
+        (rv, BEFORE),
+        (user, USER),
+        (rv, AFTER),
+        (user, USER),
+    ]
+    assert versions == sorted(set(versions))  # each a new version

@@ -399,16 +399,32 @@ class _Analyzer:
         if path not in self.versions:
             self.open(path)
             return
-        version = self.versions[path] + 1
-        self.versions[path] = version
-        self.sent[path] = text
-        self.awaiting[path] = version
-        show_changed(self.client, uri, version, text)
-        ask_pull(self, path, version)
+        self._send(path, text)
         for other, at in list(self.versions.items()) if self.spec.tsserver else ():
             if other != path:  # asked again too: the change may break them
                 self.awaiting[other] = at
                 ask_pull(self, other, at)
+
+    def show_again(self, path: str) -> None:
+        """Send an open file's text once more, as a new version: analysed
+        afresh, with nothing kept from before. basedpyright keeps the errors
+        it met in a file's code while checking another file (an importer's
+        inferred types) until that file is parsed again, and reports them at
+        the file's next check, even after the file they came from changed
+        back: '"is_random" is unknown import symbol' in sympy's ``crv.py``
+        with ``rv.py`` shown as before a ``sed`` renamed it."""
+        if self.alive and self.client is not None and path in self.versions:
+            self._send(path, self.sent[path])
+
+    def _send(self, path: str, text: str) -> None:
+        """``text`` as ``path``'s next version, its diagnostics owed."""
+        assert self.client is not None
+        version = self.versions[path] + 1
+        self.versions[path] = version
+        self.sent[path] = text
+        self.awaiting[path] = version
+        show_changed(self.client, _uri(self.pool.root, path), version, text)
+        ask_pull(self, path, version)
 
     def repull(
         self, path: str, bound_s: float = 0.0, bound: str = "", *, answered: bool = False
@@ -486,10 +502,9 @@ class _Analyzer:
             and (version >= wanted if version is not None else not self.spec.versioned_publish)
             # A question about this version is out that only its answer
             # settles (file_checks asked it afresh). basedpyright checks in
-            # the background, and a check begun before the question (the
-            # importer of a file a command changed, before that file was
-            # shown as it was) publishes after it: sympy's command baseline
-            # took "is_random is unknown import symbol" as there before.
+            # the background, and a check begun before the question (an
+            # importer's, before the file it imports was shown another
+            # text) can publish after it.
             and not self.pulls.asking_at(path, self.versions.get(path))
         ):
             del self.awaiting[path]

@@ -367,10 +367,18 @@ async def snapshot_files_with(
     shown = [
         (a, p) for p in texts for a in pool.analyzers if a.alive and a.owns(p) and p in a.versions
     ]
+    # The files asked about, shown again to each server shown other texts:
+    # what it met in them while checking other files is of the world before
+    # (:meth:`~rein.disk.analyzer_server._Analyzer.show_again`).
+    servers = list({id(a): a for a, _ in shown}.values())
+    others = [p for p in paths if p not in texts]
     with pool.shown_earlier.showing():
         try:
             for analyzer, path in shown:
                 analyzer.change(path, texts[path])
+            for analyzer in servers:
+                for path in others:
+                    analyzer.show_again(path)
             versions = [(a, p, a.versions.get(p)) for a, p in shown]
             snap = await snapshot_files(pool, paths, timeout_s)
             moved = sorted({p for a, p, v in versions if a.versions.get(p) != v})
@@ -385,17 +393,24 @@ async def snapshot_files_with(
             for analyzer, path in shown:
                 analyzer.change(path)
             if shown:
-                pull_again(pool.analyzers, [p for p in paths if p not in texts])
+                pull_again(pool.analyzers, others, servers)
 
 
-def pull_again(analyzers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
+def pull_again(
+    analyzers: Sequence[_Analyzer], paths: Sequence[str], shown_to: Sequence[_Analyzer] = ()
+) -> None:
     """Ask each of ``analyzers`` that has one of ``paths`` open for its
     diagnostics afresh (owed until answered): what it holds of them is its
-    answer while other texts were shown. An answer given without an
-    analysis (no result id: :class:`~rein.disk.analyzer_findings.Findings`)
-    leaves the file stale, saying so, never clean."""
+    answer while other texts were shown; those ``shown_to`` them are shown
+    ``paths`` again (what they met in them is of the texts shown). An
+    answer given without an analysis (no result id:
+    :class:`~rein.disk.analyzer_findings.Findings`) leaves the file stale,
+    saying so, never clean."""
     for analyzer in analyzers:
         for path in paths:
             if analyzer.alive and path in analyzer.versions:
                 analyzer.findings.expect_analysis(path)
-                analyzer.repull(path, answered=True)
+                if any(analyzer is a for a in shown_to):
+                    analyzer.show_again(path)
+                else:
+                    analyzer.repull(path, answered=True)

@@ -1,0 +1,96 @@
+"""Real basedpyright asked about a file while another is shown a different
+text: its answer holds nothing of the texts before.
+
+basedpyright records an error it meets in a file's code while checking
+another file (inferring a return type through an import) with that file,
+and reports it at the file's next check, even after the file the error came
+from changed back. sympy's ``sed`` case: ``rv.py`` checked after the
+command lazily met ``crv.py``'s ``from sympy.stats.rv import is_random``;
+shown as before the command, ``crv.py``'s baseline still said
+'"is_random" is unknown import symbol', so the break the command made there
+was taken for an error it found and never blocked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.file_checks import snapshot_files, snapshot_files_with
+from rein.disk.open_files import ensure_open
+
+pytestmark = pytest.mark.e2e
+
+BASEDPYRIGHT = DEFAULT_ANALYZERS[1]
+
+#: ``pkg/a.py`` before the run: ``use`` infers its type through ``b.G.m``,
+#: whose return type is ``f``'s, imported from here.
+BEFORE = (
+    "def f():\n    return 1\n\n\ndef use():\n    from pkg.b import G\n\n    return G().m() + 1\n"
+)
+#: After a command renamed ``f``: ``b.py``'s import of it is broken.
+AFTER = BEFORE.replace("def f()", "def g()")
+IMPORTER = "from pkg.a import f\n\n\nclass G:\n    def m(self):\n        return f()\n"
+BROKEN = '"f" is unknown import symbol'
+
+
+def _errors(snapshot, path: str) -> list[str]:
+    return [d.message for d in snapshot.diagnostics if d.path == path and d.severity == 1]
+
+
+async def test_an_importer_asked_with_its_import_shown_as_before_has_none_of_the_errors_after(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text(AFTER)
+    (tmp_path / "pkg" / "b.py").write_text(IMPORTER)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    # Open files only, as in a large workspace: nothing checked unasked.
+    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1)
+    await pool.start()
+    try:
+        assert await pool.wait_initial(60)
+        assert pool.large
+        # a.py checked as it is now, alone: its check meets b.py's import.
+        await ensure_open(pool, ["pkg/a.py"], importers=False)
+        now = await snapshot_files(pool, ["pkg/a.py"], 60)
+        assert not now.stale
+        await ensure_open(pool, ["pkg/b.py"], importers=False)
+        before = await snapshot_files_with(pool, {"pkg/a.py": BEFORE}, ["pkg/a.py", "pkg/b.py"], 60)
+        assert not before.stale, before.stale_reason
+        assert _errors(before, "pkg/b.py") == []
+        # Shown as it is again, b.py's break is there.
+        after = await snapshot_files(pool, ["pkg/b.py"], 60)
+        assert not after.stale
+        assert _errors(after, "pkg/b.py") == [BROKEN]
+    finally:
+        await pool.stop()
+
+
+async def test_an_importer_asked_again_after_other_texts_were_shown_has_none_of_their_errors(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text(BEFORE)
+    (tmp_path / "pkg" / "b.py").write_text(IMPORTER)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1)
+    await pool.start()
+    try:
+        assert await pool.wait_initial(60)
+        await ensure_open(pool, ["pkg/a.py", "pkg/b.py"], importers=False)
+        assert _errors(await snapshot_files(pool, ["pkg/b.py", "pkg/a.py"], 60), "pkg/b.py") == []
+        # Shown a text that breaks b.py: b.py asked first, a.py's check after
+        # it meets b.py's import (broken then).
+        shown = await snapshot_files_with(pool, {"pkg/a.py": AFTER}, ["pkg/b.py", "pkg/a.py"], 60)
+        assert not shown.stale, shown.stale_reason
+        assert _errors(shown, "pkg/b.py") == [BROKEN]
+        now = await snapshot_files(pool, ["pkg/b.py"], 60)
+        assert not now.stale
+        assert _errors(now, "pkg/b.py") == []
+    finally:
+        await pool.stop()
