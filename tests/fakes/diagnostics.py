@@ -175,6 +175,26 @@ class WatchingFakeDiagnostics(SettlingFakeDiagnostics):
         return path in self.temporary
 
 
+class AnsweringFakeDiagnostics(SettlingFakeDiagnostics):
+    """A SettlingFakeDiagnostics that also asks again after a counterfactual
+    (AnsweringDiagnostics, as the headless pool): ``answered`` is what the
+    analyzers report for the files asked afresh, ``answered_stale`` makes
+    that answer stale; ``asked_again`` records the paths of each question."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(diagnostics)
+        self.answered: list[Diagnostic] = []
+        self.answered_stale = False
+        self.asked_again: list[list[str]] = []
+
+    async def snapshot_answered(
+        self, paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        self.asked_again.append(list(paths))
+        found = tuple(d for d in self.answered if d.path in paths)
+        return DiagnosticsSnapshot(found, self.generation, self.answered_stale)
+
+
 class ColdFakeDiagnostics(SettlingFakeDiagnostics):
     """A SettlingFakeDiagnostics whose analyzers are still analysing the
     whole workspace (a cold session): ``wait_idle`` waits for

@@ -98,7 +98,7 @@ class VerdictText:
         if without_run:
             text.note(
                 f"{without_run} error(s) in unchanged files are there without the "
-                "run's changes too: not blocking"
+                "run's changes too, or not reported when asked again: not blocking"
             )
         if sources:
             text.detail += f" (from {', '.join(sources)})"

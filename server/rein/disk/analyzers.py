@@ -37,6 +37,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -464,11 +465,19 @@ class AnalyzerPool:
             # afresh, and owed afresh once the contents are shown again.
             return await file_checks.snapshot_files_with(self, texts, paths, timeout_s)
         shown = [p for p in texts if not self.skipped(p)]
+        # The files asked, parsed afresh after each showing (what a server
+        # met in them checking other files is of the texts before:
+        # :meth:`~rein.disk.analyzer_server._Analyzer.show_again`).
+        servers = [a for a in self.analyzers if a.alive and any(a.owns(p) for p in shown)]
+        others = [p for p in paths if p not in texts]
         try:
             for path in shown:
                 for analyzer in self.analyzers:
                     if analyzer.alive and analyzer.owns(path):
                         analyzer.change(path, texts[path])
+            for analyzer in servers:
+                for path in others:
+                    analyzer.show_again(path)
             if not await self.wait_idle(timeout_s):
                 return None
             return await self.snapshot(paths)
@@ -477,7 +486,25 @@ class AnalyzerPool:
                 for analyzer in self.analyzers:
                     if analyzer.alive and analyzer.owns(path):
                         analyzer.change(path)
+            for analyzer in servers:
+                for path in others:
+                    analyzer.show_again(path)
             await self.wait_idle(max(deadline - time.monotonic(), 0.0))
+
+    async def snapshot_answered(
+        self, paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        """The diagnostics of ``paths`` once each is answered for its text
+        now (after :meth:`snapshot_with`, the answers to the questions it
+        asked again), stale past ``timeout_s``."""
+        await self._started.wait()
+        if self.large and file_checks.answers_per_file(self):
+            return await file_checks.snapshot_files(self, paths, timeout_s)
+        if not await self.wait_idle(timeout_s):
+            snap = await self.snapshot(paths)
+            why = "the analyzers did not settle within the settle bound"
+            return replace(snap, stale=True, stale_reason=snap.stale_reason or why)
+        return await self.snapshot(paths)
 
     async def wait_settled(self, timeout_s: float = 30.0) -> bool:
         """Wait until every analyzer is idle (see :meth:`wait_idle`)."""

@@ -2,8 +2,9 @@
 source reports at once (:class:`DiagnosticsSnapshot`), the source
 (:class:`DiagnosticsSource`) and what a source may offer beyond it: waiting
 for its analyzers to settle (:class:`SettlingDiagnostics`), showing them
-other texts (:class:`CounterfactualDiagnostics`), closing the files it
-opened (:class:`ReleasingDiagnostics`). :mod:`rein.harness.ports` lists them
+other texts (:class:`CounterfactualDiagnostics`) and asking again after
+them (:class:`AnsweringDiagnostics`), closing the files it opened
+(:class:`ReleasingDiagnostics`). :mod:`rein.harness.ports` lists them
 with the other ports."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "AnsweringDiagnostics",
     "CounterfactualDiagnostics",
     "Diagnostic",
     "DiagnosticsSnapshot",
@@ -108,6 +110,26 @@ class CounterfactualDiagnostics(Protocol):
         (path -> text) instead of those files' contents, after they settle;
         then the real contents are shown again (and settled). None when the
         analyzers did not settle within ``timeout_s``."""
+        ...
+
+
+@runtime_checkable
+class AnsweringDiagnostics(Protocol):
+    """A :class:`CounterfactualDiagnostics` source that can say what its
+    analyzers answer for some files once they analysed them again with the
+    texts as they are (the headless pool: after :meth:`~Counterfactual
+    Diagnostics.snapshot_with` each file asked is parsed afresh). The
+    analyzer gate asks it to confirm an error in a file the run did not
+    change: basedpyright's inference over circular imports depends on the
+    order it checks files in, and an error it reports in one order and not
+    in another, with nothing changed, is not the run's."""
+
+    async def snapshot_answered(
+        self, paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        """The diagnostics of ``paths`` once each was answered for its text
+        now, after what was last shown; stale when one was not answered
+        within ``timeout_s``."""
         ...
 
 

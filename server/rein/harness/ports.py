@@ -25,6 +25,7 @@ from rein.harness.approval_ports import (
     UserChannel,
 )
 from rein.harness.diagnostics_ports import (
+    AnsweringDiagnostics,
     CounterfactualDiagnostics,
     Diagnostic,
     DiagnosticsSnapshot,
@@ -49,6 +50,7 @@ __all__ = [
     "AfterChange",
     "AnnouncesSending",
     "AnnouncingWorkspace",
+    "AnsweringDiagnostics",
     "AppliedChange",
     "ApprovalAnswer",
     "ApprovalClass",

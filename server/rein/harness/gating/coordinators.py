@@ -32,6 +32,7 @@ from rein.harness.gating.gate_types import (
     ReadInputs,
 )
 from rein.harness.ports import (
+    AnsweringDiagnostics,
     CounterfactualDiagnostics,
     DiagnosticsSnapshot,
     DiagnosticsSource,
@@ -197,6 +198,16 @@ class DiagnosticsCoordinator:
         if isinstance(inner, CounterfactualDiagnostics):
             return await inner.snapshot_with(texts, paths, timeout_s)
         return None
+
+    async def snapshot_answered(
+        self, paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        """The inner source's answers afresh; its snapshot of ``paths``
+        without them."""
+        inner = self.source
+        if isinstance(inner, AnsweringDiagnostics):
+            return await inner.snapshot_answered(paths, timeout_s)
+        return await inner.snapshot(paths)
 
     def covers(self, path: str) -> bool:
         """The inner source's coverage; a source that does not say (the
