@@ -10,10 +10,13 @@ were gone when it was checked again."""
 
 from __future__ import annotations
 
+import pytest
+
 from rein.analysis.baselines import FileBaseline
 from rein.analysis.counterfactual import not_the_runs
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.ports import Diagnostic
-from tests.fakes.diagnostics import AnsweringFakeDiagnostics
+from tests.fakes.diagnostics import AnsweringFakeDiagnostics, SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 
 BROKEN = Diagnostic(
@@ -31,7 +34,7 @@ ORDER = Diagnostic(
 CHANGED = {"pkg/rv.py": ("def is_random(x): ...\n", "def is_random_x(x): ...\n")}
 
 
-async def _ask(source: AnsweringFakeDiagnostics) -> tuple[list[Diagnostic], int]:
+async def _ask(source: object) -> tuple[list[Diagnostic], int]:
     workspace = FakeWorkspace({"pkg/crv.py": "", "pkg/test_finite.py": ""})
     workspace.files.update({p: now for p, (_, now) in CHANGED.items()})
     files = {p: FileBaseline(p, was, ()) for p, (was, _) in CHANGED.items()}
@@ -53,11 +56,24 @@ async def test_errors_reported_again_stay_the_runs() -> None:
     assert await _ask(source) == ([BROKEN, ORDER], 0)
 
 
-async def test_an_answer_afresh_that_is_stale_drops_nothing() -> None:
+@pytest.mark.parametrize("stale", [True, False], ids=["stale", "blind"])
+async def test_an_answer_afresh_that_is_stale_or_blind_drops_nothing(stale: bool) -> None:
     source = AnsweringFakeDiagnostics()
     source.counterfactual = []
-    source.answered_stale = True  # what it holds is from before the question
+    # What it holds is from before the question, or nobody looked.
+    source.answered_stale = stale
+    source.answered_blind = None if stale else "no analyzer runs"
     assert await _ask(source) == ([BROKEN, ORDER], 0)
+    assert source.asked_again == [["pkg/crv.py", "pkg/test_finite.py"]]
+
+
+async def test_a_source_behind_the_coordinator_that_cannot_ask_again_drops_nothing() -> None:
+    # review29: the coordinator answers for any source; one that can show
+    # other texts but not ask afresh answered with what it held (the
+    # counterfactual's answers, maybe): now stale.
+    inner = SettlingFakeDiagnostics([BROKEN])  # holds BROKEN only: ORDER looks gone
+    inner.counterfactual = []
+    assert await _ask(DiagnosticsCoordinator(inner)) == ([BROKEN, ORDER], 0)
 
 
 async def test_errors_there_without_the_run_are_not_asked_again() -> None:

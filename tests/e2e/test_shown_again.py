@@ -12,14 +12,18 @@ was taken for an error it found and never blocked."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from rein.config import load_config
+from rein.disk.analyzer_discovery import workspace_specs
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.file_checks import snapshot_files, snapshot_files_with
 from rein.disk.open_files import ensure_open
+from tests.e2e.headless_gate import only_server
 
 pytestmark = pytest.mark.e2e
 
@@ -96,5 +100,42 @@ async def test_an_importer_asked_again_after_other_texts_were_shown_has_none_of_
         now = await snapshot_files(pool, ["pkg/b.py"], 60)
         assert not now.stale
         assert _errors(now, "pkg/b.py") == []
+    finally:
+        await pool.stop()
+
+
+async def test_a_server_that_only_publishes_is_not_shown_an_asked_file_again(
+    tmp_path: Path,
+) -> None:
+    # clangd says nothing of a text it is sent again: shown again, b.c's
+    # version stayed owed, the counterfactual waited out its whole bound and
+    # answered nothing, and the next wait ran to the owed limit (review29).
+    (tmp_path / "a.c").write_text("int f(void) { return 1; }\n")
+    (tmp_path / "b.c").write_text("int g(void) { return undefined_x; }\n")
+    (tmp_path / "compile_commands.json").write_text(
+        json.dumps(
+            [
+                {
+                    "directory": str(tmp_path),
+                    "file": str(tmp_path / u),
+                    "arguments": ["cc", "-c", u],
+                }
+                for u in ("a.c", "b.c")
+            ]
+        )
+    )
+    config = load_config({"gates": {"analyzer": {"servers": only_server("clangd")}}})
+    pool = AnalyzerPool(tmp_path, workspace_specs(tmp_path, config.gates.analyzer))
+    await pool.start()
+    try:
+        assert await pool.wait_initial(60)
+        await ensure_open(pool, ["a.c", "b.c"], importers=False)
+        assert await pool.wait_idle(60), pool.pending()
+        shown = await pool.snapshot_with({"a.c": "int f(void) { return 2; }\n"}, ["b.c"], 60)
+        assert shown is not None and not shown.stale, shown
+        assert [d.message for d in shown.diagnostics] == [
+            "Use of undeclared identifier 'undefined_x'"
+        ]
+        assert pool.pending() == []
     finally:
         await pool.stop()

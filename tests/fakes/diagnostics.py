@@ -178,13 +178,16 @@ class WatchingFakeDiagnostics(SettlingFakeDiagnostics):
 class AnsweringFakeDiagnostics(SettlingFakeDiagnostics):
     """A SettlingFakeDiagnostics that also asks again after a counterfactual
     (AnsweringDiagnostics, as the headless pool): ``answered`` is what the
-    analyzers report for the files asked afresh, ``answered_stale`` makes
-    that answer stale; ``asked_again`` records the paths of each question."""
+    analyzers report for the files asked afresh, ``answered_stale`` and
+    ``answered_blind`` make that answer stale or blind; ``asked_again``
+    records the paths of each question."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
         super().__init__(diagnostics)
         self.answered: list[Diagnostic] = []
         self.answered_stale = False
+        #: Why nobody looked at the files asked afresh (None: they did).
+        self.answered_blind: str | None = None
         self.asked_again: list[list[str]] = []
 
     async def snapshot_answered(
@@ -192,7 +195,9 @@ class AnsweringFakeDiagnostics(SettlingFakeDiagnostics):
     ) -> DiagnosticsSnapshot:
         self.asked_again.append(list(paths))
         found = tuple(d for d in self.answered if d.path in paths)
-        return DiagnosticsSnapshot(found, self.generation, self.answered_stale)
+        return DiagnosticsSnapshot(
+            found, self.generation, self.answered_stale, blind=self.answered_blind
+        )
 
 
 class ColdFakeDiagnostics(SettlingFakeDiagnostics):

@@ -405,16 +405,23 @@ class _Analyzer:
                 self.awaiting[other] = at
                 ask_pull(self, other, at)
 
-    def show_again(self, path: str) -> None:
-        """Send an open file's text once more, as a new version: analysed
-        afresh, with nothing kept from before. basedpyright keeps the errors
-        it met in a file's code while checking another file (an importer's
-        inferred types) until that file is parsed again, and reports them at
-        the file's next check, even after the file they came from changed
-        back: '"is_random" is unknown import symbol' in sympy's ``crv.py``
-        with ``rv.py`` shown as before a ``sed`` renamed it."""
-        if self.alive and self.client is not None and path in self.versions:
-            self._send(path, self.sent[path])
+    def show_again(self, path: str) -> bool:
+        """Send an open file's text once more, as a new version, to a server
+        that answers pulls: analysed afresh, with nothing kept from before.
+        basedpyright keeps the errors it met in a file's code while checking
+        another file (an importer's inferred types) until that file is
+        parsed again, and reports them at the file's next check, even after
+        the file they came from changed back: '"is_random" is unknown import
+        symbol' in sympy's ``crv.py`` with ``rv.py`` shown as before a
+        ``sed`` renamed it. Not to one that only publishes: clangd says
+        nothing of a text it was sent again, and the version would stay
+        owed to the bound (review29). Returns whether it was sent."""
+        if not (self.alive and self.client is not None and path in self.versions):
+            return False
+        if not self.answers_pulls:
+            return False
+        self._send(path, self.sent[path])
+        return True
 
     def _send(self, path: str, text: str) -> None:
         """``text`` as ``path``'s next version, its diagnostics owed."""

@@ -410,7 +410,5 @@ def pull_again(
         for path in paths:
             if analyzer.alive and path in analyzer.versions:
                 analyzer.findings.expect_analysis(path)
-                if any(analyzer is a for a in shown_to):
-                    analyzer.show_again(path)
-                else:
+                if not (any(analyzer is a for a in shown_to) and analyzer.show_again(path)):
                     analyzer.repull(path, answered=True)

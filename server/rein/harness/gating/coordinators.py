@@ -202,12 +202,15 @@ class DiagnosticsCoordinator:
     async def snapshot_answered(
         self, paths: Sequence[str], timeout_s: float
     ) -> DiagnosticsSnapshot:
-        """The inner source's answers afresh; its snapshot of ``paths``
-        without them."""
+        """The inner source's answers afresh; without them, its snapshot of
+        ``paths`` marked stale (nothing was asked again: what it holds may
+        be of other texts shown, and a stale answer drops nothing)."""
         inner = self.source
         if isinstance(inner, AnsweringDiagnostics):
             return await inner.snapshot_answered(paths, timeout_s)
-        return await inner.snapshot(paths)
+        snap = await inner.snapshot(paths)
+        why = "the diagnostics source cannot ask its analyzers again"
+        return replace(snap, stale=True, stale_reason=why)
 
     def covers(self, path: str) -> bool:
         """The inner source's coverage; a source that does not say (the
