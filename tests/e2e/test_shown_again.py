@@ -44,15 +44,20 @@ def _errors(snapshot, path: str) -> list[str]:
     return [d.message for d in snapshot.diagnostics if d.path == path and d.severity == 1]
 
 
+def _package(root: Path, a: str) -> None:
+    """``pkg/a.py`` as ``a``, and ``pkg/b.py`` importing ``f`` from it."""
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "a.py").write_text(a)
+    (root / "pkg" / "b.py").write_text(IMPORTER)
+    (root / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+
+
 @pytest.mark.parametrize("large", [True, False], ids=["open-files", "workspace"])
 async def test_an_importer_asked_with_its_import_shown_as_before_has_none_of_the_errors_after(
     tmp_path: Path, large: bool
 ) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "a.py").write_text(AFTER)
-    (tmp_path / "pkg" / "b.py").write_text(IMPORTER)
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    _package(tmp_path, AFTER)
     # Open files only, as in a large workspace: nothing checked unasked (it
     # failed so before the fix); or the whole workspace, every file open and
     # checked (b.py's own check there comes after a.py's and takes what
@@ -81,11 +86,7 @@ async def test_an_importer_asked_with_its_import_shown_as_before_has_none_of_the
 async def test_an_importer_asked_again_after_other_texts_were_shown_has_none_of_their_errors(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "a.py").write_text(BEFORE)
-    (tmp_path / "pkg" / "b.py").write_text(IMPORTER)
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    _package(tmp_path, BEFORE)
     pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1)
     await pool.start()
     try:
