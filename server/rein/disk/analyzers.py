@@ -465,9 +465,8 @@ class AnalyzerPool:
             # afresh, and owed afresh once the contents are shown again.
             return await file_checks.snapshot_files_with(self, texts, paths, timeout_s)
         shown = [p for p in texts if not self.skipped(p)]
-        # The files asked, parsed afresh after each showing (what a server
-        # met in them checking other files is of the texts before:
-        # :meth:`~rein.disk.analyzer_server._Analyzer.show_again`).
+        # The files asked, parsed afresh after each showing
+        # (file_checks.show_asked_again).
         servers = [a for a in self.analyzers if a.alive and any(a.owns(p) for p in shown)]
         others = [p for p in paths if p not in texts]
         try:
@@ -475,9 +474,7 @@ class AnalyzerPool:
                 for analyzer in self.analyzers:
                     if analyzer.alive and analyzer.owns(path):
                         analyzer.change(path, texts[path])
-            for analyzer in servers:
-                for path in others:
-                    analyzer.show_again(path)
+            file_checks.show_asked_again(servers, others)
             if not await self.wait_idle(timeout_s):
                 return None
             return await self.snapshot(paths)
@@ -486,9 +483,7 @@ class AnalyzerPool:
                 for analyzer in self.analyzers:
                     if analyzer.alive and analyzer.owns(path):
                         analyzer.change(path)
-            for analyzer in servers:
-                for path in others:
-                    analyzer.show_again(path)
+            file_checks.show_asked_again(servers, others)
             await self.wait_idle(max(deadline - time.monotonic(), 0.0))
 
     async def snapshot_answered(

@@ -67,6 +67,7 @@ __all__ = [
     "open_with_importers",
     "pull_again",
     "read_texts",
+    "show_asked_again",
     "snapshot_files",
     "snapshot_files_with",
     "wait_files",
@@ -367,18 +368,15 @@ async def snapshot_files_with(
     shown = [
         (a, p) for p in texts for a in pool.analyzers if a.alive and a.owns(p) and p in a.versions
     ]
-    # The files asked about, shown again to each server shown other texts:
-    # what it met in them while checking other files is of the world before
-    # (:meth:`~rein.disk.analyzer_server._Analyzer.show_again`).
+    # The files asked about are shown again to each server shown other
+    # texts (show_asked_again).
     servers = list({id(a): a for a, _ in shown}.values())
     others = [p for p in paths if p not in texts]
     with pool.shown_earlier.showing():
         try:
             for analyzer, path in shown:
                 analyzer.change(path, texts[path])
-            for analyzer in servers:
-                for path in others:
-                    analyzer.show_again(path)
+            show_asked_again(servers, others)
             versions = [(a, p, a.versions.get(p)) for a, p in shown]
             snap = await snapshot_files(pool, paths, timeout_s)
             moved = sorted({p for a, p, v in versions if a.versions.get(p) != v})
@@ -394,6 +392,15 @@ async def snapshot_files_with(
                 analyzer.change(path)
             if shown:
                 pull_again(pool.analyzers, others, servers)
+
+
+def show_asked_again(servers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
+    """Each of ``paths`` shown again to each of ``servers`` (those that were
+    shown other texts): what a server met in them while checking other files
+    is of the texts before (:meth:`~rein.disk.analyzer_server._Analyzer.show_again`)."""
+    for analyzer in servers:
+        for path in paths:
+            analyzer.show_again(path)
 
 
 def pull_again(

@@ -117,8 +117,9 @@ class CounterfactualDiagnostics(Protocol):
 class AnsweringDiagnostics(Protocol):
     """A :class:`CounterfactualDiagnostics` source that can say what its
     analyzers answer for some files once they analysed them again with the
-    texts as they are (the headless pool: after :meth:`~Counterfactual
-    Diagnostics.snapshot_with` each file asked is parsed afresh). The
+    texts as they are (the headless pool: after
+    :meth:`~CounterfactualDiagnostics.snapshot_with` each file asked is
+    parsed afresh). The
     analyzer gate asks it to confirm an error in a file the run did not
     change: basedpyright's inference over circular imports depends on the
     order it checks files in, and an error it reports in one order and not
