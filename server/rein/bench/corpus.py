@@ -37,6 +37,7 @@ __all__ = [
     "download_sdist",
     "fetch",
     "fresh_workspace",
+    "isolated_interpreter",
     "make_workspace",
     "seed_edit",
 ]
@@ -137,10 +138,39 @@ def make_workspace(source: Path, into: Path) -> Path:
 def fresh_workspace(project: Project, prefix: str) -> Iterator[Path]:
     """A committed checkout of ``project`` (its source fetched on first use)
     in a temporary folder named ``<prefix>-<name>-...``, removed afterwards;
-    the checkout's parent is that folder, the caller's for scratch files."""
+    the checkout's parent is that folder, the caller's for scratch files.
+    It has an interpreter of its own (:func:`isolated_interpreter`)."""
     source = fetch(project)
     with tempfile.TemporaryDirectory(prefix=f"{prefix}-{project.name}-") as tmp:
-        yield make_workspace(source, Path(tmp) / project.name)
+        root = make_workspace(source, Path(tmp) / project.name)
+        isolated_interpreter(root)
+        yield root
+
+
+def isolated_interpreter(tree: Path) -> Path:
+    """``tree/.venv``, made with the standard library only (``python -m
+    venv --without-pip``, no site packages), and kept out of git: the
+    interpreter basedpyright (its command line and its server) and Rein's
+    pool take for a workspace that names none. Without it they took the
+    ``python3`` on PATH, whose site packages can hold another copy of the
+    project: this machine's pyenv Python has sympy 1.14, click, flask,
+    attrs and requests, Rein's venv click, attrs, rich and httpx, and a
+    module a case renamed away resolved to the installed copy. The truth
+    of a case then depended on the caller's PATH (issue 32: sympy's
+    ``zeta_functions.py`` renamed away, 0 new errors by the command line
+    with pyenv's Python first, 41 with Rein's venv first)."""
+    venv = tree / ".venv"
+    if not venv.exists():
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(venv)],
+            check=True,
+            capture_output=True,
+        )
+    exclude = tree / ".git" / "info" / "exclude"
+    if exclude.parent.is_dir() and "/.venv/" not in exclude.read_text(errors="replace"):
+        with exclude.open("a", encoding="utf-8") as out:
+            out.write("\n/.venv/\n")
+    return venv
 
 
 def commit_workspace(into: Path) -> Path:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rein.bench.corpus import KINDS, Project, seed_edit
+from rein.bench.corpus import KINDS, Project, isolated_interpreter, seed_edit
 from rein.bench.corpus_cases import (
     CASE_KINDS,
     Case,
@@ -166,8 +166,10 @@ def plan_cases(
 
 def _scratch(root: Path, into: Path) -> Path:
     """A copy of the tree the command line checks, with Rein's type checking
-    mode (``standard``) when the project sets none."""
-    shutil.copytree(root, into, ignore=shutil.ignore_patterns(".git"))
+    mode (``standard``) when the project sets none, and an interpreter of
+    its own as the workspace has (:func:`~rein.bench.corpus.isolated_interpreter`)."""
+    shutil.copytree(root, into, ignore=shutil.ignore_patterns(".git", ".venv"))
+    isolated_interpreter(into)
     pyproject = into / "pyproject.toml"
     configured = (into / "pyrightconfig.json").exists() or (
         pyproject.exists()
