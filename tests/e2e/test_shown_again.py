@@ -105,6 +105,31 @@ async def test_an_importer_asked_again_after_other_texts_were_shown_has_none_of_
         await pool.stop()
 
 
+async def test_an_open_importer_not_asked_has_none_of_the_errors_of_the_texts_shown(
+    tmp_path: Path,
+) -> None:
+    # django's probes: ``connection.py`` (open, importing the changed
+    # ``functional.py``) was not among the files asked while the earlier
+    # text was shown, and basedpyright checked it then all the same (open
+    # files are checked in the background); its next answer held the
+    # errors of both texts, and the one of the text shown blocked.
+    _package(tmp_path, BEFORE)
+    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1)
+    await pool.start()
+    try:
+        assert await pool.wait_initial(60)
+        # a.py opened with its importers, as a change opens them.
+        await ensure_open(pool, ["pkg/a.py"])
+        assert _errors(await snapshot_files(pool, ["pkg/b.py", "pkg/a.py"], 60), "pkg/b.py") == []
+        shown = await snapshot_files_with(pool, {"pkg/a.py": AFTER}, ["pkg/a.py"], 60)
+        assert not shown.stale, shown.stale_reason
+        now = await snapshot_files(pool, ["pkg/b.py"], 60)
+        assert not now.stale
+        assert _errors(now, "pkg/b.py") == []
+    finally:
+        await pool.stop()
+
+
 async def test_a_server_that_only_publishes_is_not_shown_an_asked_file_again(
     tmp_path: Path,
 ) -> None:

@@ -372,6 +372,7 @@ async def snapshot_files_with(
     # texts (show_asked_again).
     servers = list({id(a): a for a, _ in shown}.values())
     others = [p for p in paths if p not in texts]
+    beside = await _open_importers(pool, servers, [p for _, p in shown], {*texts, *others})
     with pool.shown_earlier.showing():
         try:
             for analyzer, path in shown:
@@ -392,6 +393,34 @@ async def snapshot_files_with(
                 analyzer.change(path)
             if shown:
                 pull_again(pool.analyzers, others, servers)
+                # Checked too while the texts were shown (open files are
+                # checked in the background), not asked: parsed afresh.
+                show_asked_again(servers, beside)
+
+
+async def _open_importers(
+    pool: AnalyzerPool, servers: Sequence[_Analyzer], shown: Sequence[str], besides: set[str]
+) -> list[str]:
+    """The files that import one of ``shown`` (the import scan's direct
+    importers, when the scan is built) and that one of ``servers`` has
+    open, other than ``besides``. basedpyright checks its open files in the
+    background, so an importer nobody asked about was checked with the
+    texts shown too, and kept what it met of them until parsed again:
+    django's ``connection.py``, open as an importer of ``functional.py``,
+    answered the verdict with its ``iter(self.settings)`` error as of both
+    the text shown (``cached_property`` resolved) and the text now, and
+    the second blocked as new (issue 32's probes)."""
+    index = _index(pool)
+    if not shown or not servers or not index.built:
+        return []
+    roots = await asyncio.to_thread(pool.python_env.roots) or ()
+    open_in = {p for a in servers for p in a.versions}
+    found: list[str] = []
+    for path in shown:
+        for other in index.importers(path, sys.maxsize, roots):
+            if other in open_in and other not in besides and other not in found:
+                found.append(other)
+    return found
 
 
 def show_asked_again(servers: Sequence[_Analyzer], paths: Sequence[str]) -> None:
