@@ -21,7 +21,7 @@ from rein.config import load_config
 from rein.disk.analyzer_discovery import workspace_specs
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
-from rein.disk.file_checks import snapshot_files, snapshot_files_with
+from rein.disk.file_checks import open_with_importers, snapshot_files, snapshot_files_with
 from rein.disk.open_files import ensure_open
 from tests.e2e.headless_gate import only_server
 
@@ -113,22 +113,46 @@ async def test_an_open_importer_not_asked_has_none_of_the_errors_of_the_texts_sh
     # ``functional.py``) was not among the files asked while the earlier
     # text was shown, and basedpyright checked it then all the same (open
     # files are checked in the background); its next answer held the
-    # errors of both texts, and the one of the text shown blocked. Open
-    # files only failed so before the fix (3 of 3); the whole workspace,
-    # where b.py's re-check comes after a.py's as it is again, did not.
+    # errors of both texts, and the one of the text shown blocked. Asked
+    # file by file: open files only, or a cold verdict in a workspace whose
+    # every file is open; each failed so before the fix.
     _package(tmp_path, BEFORE)
     pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1 if large else 1_000)
     await pool.start()
     try:
         assert await pool.wait_initial(60)
+        assert pool.large == large
         # a.py opened with its importers, as a change opens them.
-        await ensure_open(pool, ["pkg/a.py"])
+        await open_with_importers(pool, ["pkg/a.py"])
         assert _errors(await snapshot_files(pool, ["pkg/b.py", "pkg/a.py"], 60), "pkg/b.py") == []
-        shown = await pool.snapshot_with({"pkg/a.py": AFTER}, ["pkg/a.py"], 60)
-        assert shown is not None and not shown.stale, shown
+        shown = await snapshot_files_with(pool, {"pkg/a.py": AFTER}, ["pkg/a.py"], 60)
+        assert not shown.stale, shown.stale_reason
         now = await snapshot_files(pool, ["pkg/b.py"], 60)
         assert not now.stale
         assert _errors(now, "pkg/b.py") == []
+    finally:
+        await pool.stop()
+
+
+async def test_no_more_importers_are_sent_again_than_a_change_opens(tmp_path: Path) -> None:
+    # A workspace under workspaceMaxFiles has every file open: every
+    # importer re-sent was a re-check later waits waited for (review30:
+    # click's core.py, 44). As many as a change opens (maxImporters).
+    _package(tmp_path, BEFORE)
+    (tmp_path / "pkg" / "c.py").write_text(IMPORTER)
+    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1_000, max_importers=1)
+    await pool.start()
+    try:
+        assert await pool.wait_initial(60)
+        [server] = pool.analyzers
+        assert {"pkg/b.py", "pkg/c.py"} <= set(server.versions)  # every file open
+        assert await open_with_importers(pool, ["pkg/a.py"]) == ["pkg/b.py"]
+        await snapshot_files(pool, ["pkg/a.py"], 60)
+        before = dict(server.versions)
+        shown = await snapshot_files_with(pool, {"pkg/a.py": AFTER}, ["pkg/a.py"], 60)
+        assert not shown.stale, shown.stale_reason
+        sent_again = {p for p in ("pkg/b.py", "pkg/c.py") if server.versions[p] != before[p]}
+        assert sent_again == {"pkg/b.py"}
     finally:
         await pool.stop()
 

@@ -158,7 +158,9 @@ def isolated_interpreter(tree: Path) -> Path:
     module a case renamed away resolved to the installed copy. The truth
     of a case then depended on the caller's PATH (issue 32: sympy's
     ``zeta_functions.py`` renamed away, 0 new errors by the command line
-    with pyenv's Python first, 41 with Rein's venv first)."""
+    with pyenv's Python first, 41 with Rein's venv first). It has no
+    pytest: the benches that use it judge the analyzer gate, with the
+    tests gate off."""
     venv = tree / ".venv"
     if not venv.exists():
         subprocess.run(
@@ -166,10 +168,12 @@ def isolated_interpreter(tree: Path) -> Path:
             check=True,
             capture_output=True,
         )
-    exclude = tree / ".git" / "info" / "exclude"
-    if exclude.parent.is_dir() and "/.venv/" not in exclude.read_text(errors="replace"):
-        with exclude.open("a", encoding="utf-8") as out:
-            out.write("\n/.venv/\n")
+    if (tree / ".git").is_dir():
+        exclude = tree / ".git" / "info" / "exclude"
+        exclude.parent.mkdir(exist_ok=True)
+        if not exclude.exists() or "/.venv/" not in exclude.read_text(errors="replace"):
+            with exclude.open("a", encoding="utf-8") as out:
+                out.write("\n/.venv/\n")
     return venv
 
 

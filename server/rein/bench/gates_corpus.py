@@ -226,6 +226,7 @@ async def _measure(
 ) -> dict[str, Any]:
     from rein.config import ReinConfig
     from rein.harness import Event
+    from rein.harness.config import GatesConfig, TestsGateConfig
     from rein.harness.events import GateResult
     from rein.hosting.headless import HeadlessSession
 
@@ -233,7 +234,10 @@ async def _measure(
     model = _ScriptedModel()
     rng = random.Random(seed)
     started = time.monotonic()
-    session = HeadlessSession(root, model, plan.config or ReinConfig(), watch=False)
+    # The analyzer gate judged alone: the workspace's own interpreter has
+    # no pytest (corpus.isolated_interpreter), so no tests gate.
+    config = plan.config or ReinConfig(gates=GatesConfig(tests=TestsGateConfig(enabled=False)))
+    session = HeadlessSession(root, model, config, watch=False)
     async with session:
         startup_s = time.monotonic() - started
         pool = session.pool

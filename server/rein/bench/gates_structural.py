@@ -291,7 +291,7 @@ def _restored(root: Path, case: Case) -> bool:
     return not out.strip()
 
 
-async def _session(root: Path, model: _ScriptedModel, probes: bool = False) -> Any:
+async def _session(root: Path, model: _ScriptedModel) -> Any:
     from rein.config import ReinConfig
     from rein.harness.config import AnalyzerGateConfig, GatesConfig, TestsGateConfig
     from rein.hosting.headless import HeadlessSession
@@ -300,11 +300,12 @@ async def _session(root: Path, model: _ScriptedModel, probes: bool = False) -> A
     # Commands allowed; the disk watched, as in `rein run` (a command's
     # changes reach the analyzers through the watcher).
     # A loaded machine's slow analyzers must not make the baselines and
-    # verdicts stale (the bench measures the time they take); the probes
-    # judge the analyzer gate alone (no test suites run).
+    # verdicts stale (the bench measures the time they take). The bench
+    # judges the analyzer gate alone: no test suites run (the workspace's
+    # own interpreter has no pytest, corpus.isolated_interpreter).
     gates = GatesConfig(
         analyzer=AnalyzerGateConfig(settle_timeout_ms=900_000),
-        tests=TestsGateConfig(enabled=False) if probes else TestsGateConfig(),
+        tests=TestsGateConfig(enabled=False),
     )
     config = ReinConfig(approval=ApprovalSettings(command="allow"), gates=gates)
     return HeadlessSession(root, model, config, watch=True)
@@ -357,7 +358,7 @@ async def run_cases(
             outcome.phases["session close"] = time.monotonic() - closing
             _log(project, outcome, log)
     else:
-        async with await _session(root, model, probes=plan is not None) as session:
+        async with await _session(root, model) as session:
             # Warm: the whole workspace analysed before the first case (a
             # session defers it until a verdict needs it).
             await session.pool.analyse_workspace()

@@ -402,8 +402,9 @@ async def _open_importers(
     pool: AnalyzerPool, servers: Sequence[_Analyzer], shown: Sequence[str], besides: set[str]
 ) -> list[str]:
     """The files that import one of ``shown`` (the import scan's direct
-    importers, when the scan is built) and that one of ``servers`` has
-    open, other than ``besides``. basedpyright checks its open files in the
+    importers, when the scan is built: at most ``max_importers`` of each,
+    the ones a change opens) and that one of ``servers`` has open, other
+    than ``besides``. basedpyright checks its open files in the
     background, so an importer nobody asked about was checked with the
     texts shown too, and kept what it met of them until parsed again:
     django's ``connection.py``, open as an importer of ``functional.py``,
@@ -417,7 +418,10 @@ async def _open_importers(
     open_in = {p for a in servers for p in a.versions}
     found: list[str] = []
     for path in shown:
-        for other in index.importers(path, sys.maxsize, roots):
+        # A small workspace has every file open: its other importers are
+        # not re-sent (each a re-check that later waits would wait for:
+        # click's core.py has 44), as a change does not open them.
+        for other in index.importers(path, sys.maxsize, roots)[: pool.max_importers]:
             if other in open_in and other not in besides and other not in found:
                 found.append(other)
     return found
