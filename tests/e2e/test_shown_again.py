@@ -13,6 +13,8 @@ was taken for an error it found and never blocked."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,17 @@ IMPORTER = "from pkg.a import f\n\n\nclass G:\n    def m(self):\n        return 
 BROKEN = '"f" is unknown import symbol'
 
 
+@asynccontextmanager
+async def _started(pool: AnalyzerPool) -> AsyncIterator[AnalyzerPool]:
+    """``pool`` started and done with its first analysis; stopped after."""
+    await pool.start()
+    try:
+        assert await pool.wait_initial(60)
+        yield pool
+    finally:
+        await pool.stop()
+
+
 def _errors(snapshot, path: str) -> list[str]:
     return [d.message for d in snapshot.diagnostics if d.path == path and d.severity == 1]
 
@@ -62,10 +75,9 @@ async def test_an_importer_asked_with_its_import_shown_as_before_has_none_of_the
     # failed so before the fix); or the whole workspace, every file open and
     # checked (b.py's own check there comes after a.py's and takes what
     # a.py's left in it: this one passed before too).
-    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1 if large else 1_000)
-    await pool.start()
-    try:
-        assert await pool.wait_initial(60)
+    async with _started(
+        AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1 if large else 1_000)
+    ) as pool:
         assert pool.large == large
         # a.py checked as it is now, alone: its check meets b.py's import.
         await ensure_open(pool, ["pkg/a.py"], importers=False)
@@ -79,18 +91,13 @@ async def test_an_importer_asked_with_its_import_shown_as_before_has_none_of_the
         after = await pool.snapshot_answered(["pkg/b.py"], 60)
         assert not after.stale
         assert _errors(after, "pkg/b.py") == [BROKEN]
-    finally:
-        await pool.stop()
 
 
 async def test_an_importer_asked_again_after_other_texts_were_shown_has_none_of_their_errors(
     tmp_path: Path,
 ) -> None:
     _package(tmp_path, BEFORE)
-    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1)
-    await pool.start()
-    try:
-        assert await pool.wait_initial(60)
+    async with _started(AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1)) as pool:
         await ensure_open(pool, ["pkg/a.py", "pkg/b.py"], importers=False)
         assert _errors(await snapshot_files(pool, ["pkg/b.py", "pkg/a.py"], 60), "pkg/b.py") == []
         # Shown a text that breaks b.py: b.py asked first, a.py's check after
@@ -101,8 +108,6 @@ async def test_an_importer_asked_again_after_other_texts_were_shown_has_none_of_
         now = await snapshot_files(pool, ["pkg/b.py"], 60)
         assert not now.stale
         assert _errors(now, "pkg/b.py") == []
-    finally:
-        await pool.stop()
 
 
 @pytest.mark.parametrize("large", [True, False], ids=["open-files", "workspace"])
@@ -117,10 +122,9 @@ async def test_an_open_importer_not_asked_has_none_of_the_errors_of_the_texts_sh
     # file by file: open files only, or a cold verdict in a workspace whose
     # every file is open; each failed so before the fix.
     _package(tmp_path, BEFORE)
-    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1 if large else 1_000)
-    await pool.start()
-    try:
-        assert await pool.wait_initial(60)
+    async with _started(
+        AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1 if large else 1_000)
+    ) as pool:
         assert pool.large == large
         # a.py opened with its importers, as a change opens them.
         await open_with_importers(pool, ["pkg/a.py"])
@@ -130,8 +134,6 @@ async def test_an_open_importer_not_asked_has_none_of_the_errors_of_the_texts_sh
         now = await snapshot_files(pool, ["pkg/b.py"], 60)
         assert not now.stale
         assert _errors(now, "pkg/b.py") == []
-    finally:
-        await pool.stop()
 
 
 async def test_no_more_importers_are_sent_again_than_a_change_opens(tmp_path: Path) -> None:
@@ -140,10 +142,9 @@ async def test_no_more_importers_are_sent_again_than_a_change_opens(tmp_path: Pa
     # click's core.py, 44). As many as a change opens (maxImporters).
     _package(tmp_path, BEFORE)
     (tmp_path / "pkg" / "c.py").write_text(IMPORTER)
-    pool = AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1_000, max_importers=1)
-    await pool.start()
-    try:
-        assert await pool.wait_initial(60)
+    async with _started(
+        AnalyzerPool(tmp_path, [BASEDPYRIGHT], workspace_max_files=1_000, max_importers=1)
+    ) as pool:
         [server] = pool.analyzers
         assert {"pkg/b.py", "pkg/c.py"} <= set(server.versions)  # every file open
         assert await open_with_importers(pool, ["pkg/a.py"]) == ["pkg/b.py"]
@@ -153,8 +154,6 @@ async def test_no_more_importers_are_sent_again_than_a_change_opens(tmp_path: Pa
         assert not shown.stale, shown.stale_reason
         sent_again = {p for p in ("pkg/b.py", "pkg/c.py") if server.versions[p] != before[p]}
         assert sent_again == {"pkg/b.py"}
-    finally:
-        await pool.stop()
 
 
 async def test_a_server_that_only_publishes_is_not_shown_an_asked_file_again(
@@ -178,10 +177,9 @@ async def test_a_server_that_only_publishes_is_not_shown_an_asked_file_again(
         )
     )
     config = load_config({"gates": {"analyzer": {"servers": only_server("clangd")}}})
-    pool = AnalyzerPool(tmp_path, workspace_specs(tmp_path, config.gates.analyzer))
-    await pool.start()
-    try:
-        assert await pool.wait_initial(60)
+    async with _started(
+        AnalyzerPool(tmp_path, workspace_specs(tmp_path, config.gates.analyzer))
+    ) as pool:
         await ensure_open(pool, ["a.c", "b.c"], importers=False)
         assert await pool.wait_idle(60), pool.pending()
         shown = await pool.snapshot_with({"a.c": "int f(void) { return 2; }\n"}, ["b.c"], 60)
@@ -190,5 +188,3 @@ async def test_a_server_that_only_publishes_is_not_shown_an_asked_file_again(
             "Use of undeclared identifier 'undefined_x'"
         ]
         assert pool.pending() == []
-    finally:
-        await pool.stop()
