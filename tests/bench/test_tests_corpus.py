@@ -1,5 +1,6 @@
 """``rein bench tests --corpus`` scored on a tiny project with real pytest
-runs: two seeds the suite catches, the pre-existing and the flaky test."""
+runs: two seeds the suite catches, one it does not, the pre-existing and
+the flaky test."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from rein.bench.tests_corpus import measure_project
 from rein.bench.tests_projects import TestProject
-from rein.bench.tests_scores import Case, summarize
+from rein.bench.tests_scores import Case, other_edits, summarize
 from rein.bench.tests_seeds import Mutation
 from rein.bench.tests_truth import Truths
 
@@ -21,6 +22,12 @@ MODULE = """def is_small(x, limit=3):
 
 def pair(a, b):
     return divmod(a, b)
+
+
+def spread(a, b):
+    if a > b:
+        return a - b
+    return b - a
 """
 
 TESTS = """from pkg.mod import is_small, pair
@@ -52,7 +59,8 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     truths = Truths(tmp_path / "truth.json")
 
     async def main() -> dict:
-        return await measure_project(project, root, seed=1, truths=truths, full_every=2)
+        # Seed 5's order: spread's seed (no test notices it), then two caught.
+        return await measure_project(project, root, seed=5, truths=truths, full_every=2)
 
     row = anyio.run(main)
     assert (row["seeds"], row["recall"], row["precision"], row["false_blockers"]) == (
@@ -72,8 +80,14 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     # Each seed's file restored, the same gate passes it (the repair's verdict).
     assert (row["repair_blockers"], row["repair_unverified"]) == (0, 0)
     assert row["repair_verdict_s_p50"] is not None
-    # Every verdict counted once: two seeds, their two repairs, one clean edit.
-    assert row["all_verdicts"] == 5 and row["all_verdicts_s_p50"] is not None
+    # The seed no test notices is judged too, and blocks nothing.
+    assert (row["survived"], row["uncaught_edits"], row["uncaught_blockers"]) == (1, 1, 0)
+    assert (row["uncaught_false_blockers"], row["uncaught_unverified"]) == (0, 0)
+    assert row["uncaught_verdict_s_p50"] is not None
+    assert row["edits_verdict_s_p50"] is not None and row["goals"]["precision"]
+    # Every verdict counted once: two seeds, their two repairs, the seed no
+    # test notices, one clean edit.
+    assert row["all_verdicts"] == 6 and row["all_verdicts_s_p50"] is not None
     # The pristine suite timed before the verdicts, after the second and
     # after the last: the reference is the median of the two that reuse
     # the first's bytecode.
@@ -123,3 +137,22 @@ def test_the_time_goal_is_the_judgements_own_time_never_the_wait_after_a_turn() 
     assert (row["judgement_over_full"], row["wait_over_full"]) == (0.6, 0.1)
     assert row["wait_after_turn_s_p50"] == 0.1
     assert not row["goals"]["time"]
+
+
+def test_a_blocker_on_a_seed_no_test_notices_is_a_false_one() -> None:
+    """The seeds the suite does not notice are precision's negatives: a
+    blocker there misses the goal, and their verdicts join the time over
+    every seeded edit (the goal stays the caught seeds')."""
+    seed = Mutation("pkg/mod.py", 1, "constant", "x = 1\n", "x = 2\n")
+    caught = Case(seed, ["t"], 1.0, blockers=["t"], verdict_s=0.6)
+    quiet = Case(seed, [], 1.0, verdict_s=0.2)
+    row = summarize("p", [caught], 1.0, 2, 1, 0, {})
+    other_edits(row, [caught], [quiet], [], 1.0)
+    assert row["goals"]["precision"] and row["uncaught_false_blockers"] == 0
+    assert (row["edits_verdict_s_p50"], row["edits_over_full"]) == (0.4, 0.4)
+    assert row["verdict_over_full"] == 0.6 and not row["goals"]["time"]
+    wrong = Case(seed, [], 1.0, blockers=["u"], false_blockers=["u"], verdict_s=0.2)
+    row = summarize("p", [caught], 1.0, 2, 1, 0, {})
+    other_edits(row, [caught], [wrong], [], 1.0)
+    assert not row["goals"]["precision"]
+    assert (row["uncaught_blockers"], row["uncaught_false_blocker_samples"]) == (1, ["u"])

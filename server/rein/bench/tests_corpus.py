@@ -9,8 +9,12 @@ edit, which no analyzer sees.
 The truth of a seed is the project's own full suite: run once with the
 seed in a shadow tree, the tests that fail with it and passed in the
 pristine tree are the ones it breaks. A seed the suite does not notice
-(a surviving mutant) is not counted; seeds are tried in their seeded order
-until a project has its ``edits`` counted seeds. Those truth runs are the
+(a surviving mutant) is not counted in recall and the time goal, but it is
+judged too (*uncaught*): a blocker there is a false one (precision's
+negatives, beside the clean edits), and its verdict is timed
+(``edits_verdict_s_p50``: every seeded edit, caught or not). Seeds are
+tried in their seeded order until a project has its ``edits`` counted
+seeds. Those truth runs are the
 expensive part: they are cached per project, seed and interpreter in the
 corpus cache (``tests-truth/``), so a second run only measures the gate.
 
@@ -64,23 +68,21 @@ import contextlib
 import functools
 import json
 import os
-import resource
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from rein.bench.corpus import Project, fetch, make_workspace
+from rein.bench.tests_edit import gate_for, judge_edit, not_by_coverage, pytest_runs
 from rein.bench.tests_projects import TestProject, choose_projects
 from rein.bench.tests_random import random_breaks
-from rein.bench.tests_scores import Case, phases_p50, print_tests_table, summarize
+from rein.bench.tests_scores import Case, other_edits, print_tests_table, summarize
 from rein.bench.tests_seeds import (
-    Mutation,
     apply,
     candidates,
     choose,
@@ -89,17 +91,9 @@ from rein.bench.tests_seeds import (
     no_op,
 )
 from rein.bench.tests_truth import FullSuiteClock, Truths, full_suite, truth_cache_file
-from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness.config import TestsGateConfig
-from rein.harness.gating.gate_types import GateContext, GateOutcome
-from rein.harness.ports import Mutation as Change
-from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
-from rein.sandboxing import SandboxSettings
-from rein.sandboxing.others import OtherCommandsSandbox
 from rein.testgate.gate import TestGate
 from rein.testgate.runner import RunnerSpec
-from rein.testgate.selection import select_tests
 
 __all__ = [
     "main_tests",
@@ -131,132 +125,6 @@ def _modules(root: Path, package: str) -> list[str]:
             continue
         out.append(rel)
     return out
-
-
-def _cpu() -> tuple[float, float]:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
-
-
-def _node_of(message: str, truth: list[str]) -> str | None:
-    """The broken test a blocker names, None when it names none. A test
-    file that cannot be collected with the seed (the order the selected
-    files import in can differ from the whole suite's) is one when the seed
-    breaks any of its tests."""
-    for node in truth:
-        if message.startswith(node + " "):
-            return node
-    file, collect, _rest = message.partition(" cannot be collected")
-    if collect and any(node == file or node.startswith(file + "::") for node in truth):
-        return file
-    return None
-
-
-def _gate(root: Path, spec: RunnerSpec) -> TestGate:
-    """The project's gate, built as the session builder builds it (its
-    warm pytest included, in the gates' OS sandbox as the default
-    ``sandbox.also`` runs it where bubblewrap works), kept for all of the
-    project's verdicts as a session keeps it."""
-    config = TestsGateConfig(enabled=True)
-    sandbox = OtherCommandsSandbox(str(root), SandboxSettings, "gates")
-    return TestGate(
-        root,
-        SubprocessRunner(str(root), sandbox=sandbox),
-        config,
-        python=spec.python,
-        xdist=spec.xdist,
-        launcher=KeptProcessLauncher(str(root), sandbox),
-        sandboxed=lambda: sandbox.sandbox() is not None,
-    )
-
-
-async def _judge(
-    gate: TestGate,
-    root: Path,
-    mutation: Mutation,
-    truth: list[str],
-    *,
-    repair: bool = False,
-    turn_s: float = 0.0,
-) -> tuple[Case, GateOutcome]:
-    """One seeded edit through the project's gate: before_change, write,
-    the gate told of the change, the model's next turn (``turn_s``, at
-    least the gate's read-ahead), check, restore; with ``repair``, the
-    restored file checked again by the same gate (the repair's verdict, in
-    the shadows the first one left); then the run validated."""
-    workspace = DiskWorkspace(root)
-    config = gate.config
-    file = root / mutation.path
-    original = file.read_text(encoding="utf-8")
-    case = Case(mutation, truth, 0.0)
-    selection = select_tests(root, [mutation.path], max_tests=config.max_tests)
-    case.selected, case.total, case.run_all = (
-        len(selection.files),
-        selection.total_files,
-        selection.run_all,
-    )
-    await gate.before_change([mutation.path], workspace)
-    file.write_text(apply(original, mutation), encoding="utf-8")
-    cpu0 = _cpu()  # the work the gate starts while the model talks counts
-    told = time.monotonic()
-    # Told of the change, the gate reads it, then judges it (ahead: not
-    # waited for here), while the model takes its next turn: at least the
-    # read-ahead (as before ``--turn-s``), ``turn_s`` in all. The verdict
-    # comes after that.
-    gate.on_change(Change(1, (mutation.path,)))
-    await gate.prepared()
-    rest = turn_s - (time.monotonic() - told)
-    if rest > 0:
-        await anyio.sleep(rest)  # the model's turn, modelled (see main_tests)
-    try:
-        started = time.monotonic()
-        outcome = await gate.check(
-            GateContext(generation=1, touched=frozenset({mutation.path}), workspace=workspace)
-        )
-        case.wait_s = time.monotonic() - started
-        judged = gate.timings.get("judgement")
-        case.verdict_s = case.wait_s if judged is None else judged
-        cpu1 = _cpu()
-        case.phases = dict(gate.timings)
-        case.warm_runs = len(gate.warm_runs)
-    finally:
-        file.write_text(original, encoding="utf-8")
-    case.self_cpu_s, case.child_cpu_s = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
-    if repair:
-        started = time.monotonic()
-        repaired = await gate.check(
-            GateContext(generation=2, touched=frozenset({mutation.path}), workspace=workspace)
-        )
-        case.repair_s = time.monotonic() - started
-        case.repair_blockers = len(repaired.blockers)
-        case.repair_unverified = repaired.unverified
-    gate.on_validated(2)
-    case.unverified = None if outcome.blockers else outcome.unverified
-    case.detail = outcome.detail
-    case.by_coverage = "selected by coverage: " in outcome.detail
-    case.narrowed = case.by_coverage or "per test: " in outcome.detail
-    for blocker in outcome.blockers:
-        node = _node_of(blocker.message, truth)
-        case.blockers.append(node or blocker.message)
-        if node is None:
-            case.false_blockers.append(blocker.message)
-    return case, outcome
-
-
-def _pytest_runs(case: Case) -> str:
-    """Each pytest run's time in a verdict, for the progress lines."""
-    runs = [(n.removesuffix("_pytest"), t) for n, t in case.phases.items() if n.endswith("_pytest")]
-    shown = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runs) or "no pytest run"
-    if "after_first" in case.phases:  # the waves' wait after the first run
-        shown += f"; after the first {case.phases['after_first']:.2f} s"
-    return shown
-
-
-def _not_by_coverage(detail: str) -> str:
-    """Why the gate's ``detail`` says coverage did not choose the tests."""
-    _, found, why = detail.partition("not by coverage: ")
-    return f"not by coverage: {why[:300]}" if found else "not by coverage"
 
 
 #: How the gate's detail names the pre-existing and the flaky tests.
@@ -292,7 +160,7 @@ async def _special(
     extra.write_text(extra_tests(module, marker, seeded), encoding="utf-8")
     pre, flaky = f"{rel}::test_rein_bench_pre_existing", f"{rel}::test_rein_bench_flaky"
     try:
-        judged, outcome = await _judge(gate, root, case.mutation, case.truth, turn_s=turn_s)
+        judged, outcome = await judge_edit(gate, root, case.mutation, case.truth, turn_s=turn_s)
     finally:
         extra.unlink()
         marker.unlink(missing_ok=True)
@@ -308,6 +176,20 @@ async def _special(
     }
 
 
+@dataclass(slots=True)
+class _Verdicts:
+    """A project's judged edits: the seeds its suite catches (``cases``), those
+    it does not (``uncaught``), the clean edits; the seeds tried, those with
+    no truth; the pre-existing and flaky run (``special``)."""
+
+    cases: list[Case] = field(default_factory=list)
+    uncaught: list[Case] = field(default_factory=list)
+    clean: list[Case] = field(default_factory=list)
+    tried: int = 0
+    no_truth: int = 0
+    special: dict[str, Any] = field(default_factory=dict)
+
+
 async def _verdicts(
     gate: TestGate,
     project: TestProject,
@@ -320,15 +202,16 @@ async def _verdicts(
     say: Any,
     clock: FullSuiteClock,
     turn_s: float,
-) -> tuple[list[Case], int, int, int, dict[str, Any], list[Case]]:
+) -> _Verdicts:
     """The seeds' verdicts, the pre-existing and flaky run, the clean edits
     (the warm pytest started first: every verdict is a session's later one),
     the pristine suite timed between them by ``clock``."""
     runner = SubprocessRunner(str(root))
     if not await gate.warm_ready(60):
         say(f"{project.name}: the warm pytest did not start; pytest runs cold")
-    cases: list[Case] = []
-    tried = survived = no_truth = 0
+    judged = _Verdicts()
+    cases, uncaught = judged.cases, judged.uncaught
+    tried = no_truth = 0
     for mutation in choose(candidates(root, _modules(root, project.package)), seed):
         if len(cases) >= project.edits or tried >= project.tries:
             break
@@ -343,10 +226,24 @@ async def _verdicts(
             no_truth += 1
             continue
         if not known["broken"]:
-            survived += 1
+            # No test of the project notices it: the gate's verdict must not
+            # block either (a blocker is a false one), and it is a verdict a
+            # person waits for all the same.
+            case, _outcome = await judge_edit(
+                gate, root, mutation, list(known.get("sometimes", [])), turn_s=turn_s
+            )
+            if case.false_blockers:
+                await random_breaks(case, known, runner, spec, root, limit, say)
+                truths.put(mutation.key, known)
+            uncaught.append(case)
+            say(
+                f"  {mutation.key}: no test of the suite notices it; {len(case.blockers)} "
+                f"blockers in {case.verdict_s:.2f} s ({pytest_runs(case)})"
+                + (f", false: {case.false_blockers}" if case.false_blockers else "")
+            )
             continue
         truth = [*known["broken"], *known.get("sometimes", [])]
-        case, _outcome = await _judge(gate, root, mutation, truth, repair=True, turn_s=turn_s)
+        case, _outcome = await judge_edit(gate, root, mutation, truth, repair=True, turn_s=turn_s)
         if case.false_blockers:
             await random_breaks(case, known, runner, spec, root, limit, say)
             truths.put(mutation.key, known)
@@ -355,21 +252,22 @@ async def _verdicts(
         say(
             f"  {mutation.key}: {len(case.truth)} broken, "
             f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s "
-            f"({_pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
+            f"({pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
             + (f", false: {case.false_blockers}" if case.false_blockers else "")
             # Why a seed was missed, or not chosen by coverage: the gate's own words.
             + ("" if case.caught else f"; broken: {case.truth[:3]}; detail: {case.detail}")
-            + (f"; {_not_by_coverage(case.detail)}" if case.caught and not case.by_coverage else "")
+            + (f"; {not_by_coverage(case.detail)}" if case.caught and not case.by_coverage else "")
         )
         await clock.after(len(cases), limit)
-    special = await _special(gate, root, project.tests, cases[0], turn_s) if cases else {}
-    clean: list[Case] = []
+    judged.tried, judged.no_truth = tried, no_truth
+    if cases:
+        judged.special = await _special(gate, root, project.tests, cases[0], turn_s)
     for path in sorted({c.mutation.path for c in cases})[:CLEAN_MODULES]:
-        case, _outcome = await _judge(gate, root, no_op(root, path), [], turn_s=turn_s)
-        clean.append(case)
+        case, _outcome = await judge_edit(gate, root, no_op(root, path), [], turn_s=turn_s)
+        judged.clean.append(case)
         say(f"  {path} (a comment added): {len(case.blockers)} blockers in {case.verdict_s:.2f} s")
     await clock.run(limit)
-    return cases, tried, survived, no_truth, special, clean
+    return judged
 
 
 async def measure_project(
@@ -398,9 +296,9 @@ async def measure_project(
         first_s = clock.walls[0]
         say(f"{project.name}: full suite {first_s:.2f} s, {len(pristine)} failing before any seed")
         limit = first_s * TRUTH_SLACK + 30
-        gate = _gate(root, spec)
+        gate = gate_for(root, spec)
         try:
-            cases, tried, survived, no_truth, special, clean = await _verdicts(
+            judged = await _verdicts(
                 gate, project, root, spec, truths, pristine, limit, seed, say, clock, turn_s
             )
         finally:
@@ -410,33 +308,19 @@ async def measure_project(
     full_s = clock.median
     say(f"{project.name}: full suite p50 {full_s:.2f} s of {len(clock.walls)} runs")
     row = summarize(
-        f"{project.name}=={project.version}", cases, full_s, tried, survived, no_truth, special
+        f"{project.name}=={project.version}",
+        judged.cases,
+        full_s,
+        judged.tried,
+        len(judged.uncaught),
+        judged.no_truth,
+        judged.special,
     )
     row["turn_s"] = turn_s
     row["full_suite_runs_s"] = [round(w, 2) for w in clock.walls]
     row["full_suite_first_s"] = round(first_s, 2)
     row["full_suite_failed_runs"] = len(clock.failures)
-    row["clean_edits"] = len(clean)
-    row["clean_blockers"] = sum(len(c.blockers) for c in clean)
-    row["clean_unverified"] = sum(c.unverified is not None for c in clean)
-    row["goals"]["precision"] = row["goals"]["precision"] and row["clean_blockers"] == 0
-    row["clean_verdict_s_p50"] = (
-        round(statistics.median(c.verdict_s for c in clean), 2) if clean else None
-    )
-    row["clean_wait_after_turn_s_p50"] = (
-        round(statistics.median(c.wait_s for c in clean), 2) if clean else None
-    )
-    row["clean_over_full"] = (
-        round(row["clean_verdict_s_p50"] / full_s, 2) if clean and full_s else None
-    )
-    row["clean_phases_p50"] = phases_p50(clean)
-    # Every verdict a person waits for: the seeds' (blocked), their
-    # repairs' and the clean edits'.
-    every = [c.verdict_s for c in (*cases, *clean)]
-    every += [c.repair_s for c in cases if c.repair_s is not None]
-    row["all_verdicts"] = len(every)
-    row["all_verdicts_s_p50"] = round(statistics.median(every), 2) if every else None
-    row["all_over_full"] = round(statistics.median(every) / full_s, 2) if every and full_s else None
+    other_edits(row, judged.cases, judged.uncaught, judged.clean, full_s)
     return row
 
 

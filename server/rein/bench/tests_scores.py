@@ -1,6 +1,7 @@
 """The scores of ``rein bench tests --corpus`` (:mod:`rein.bench.tests_corpus`):
 one judged seed (:class:`Case`), a project's row of figures and goals
-(:func:`summarize`, :func:`phases_p50`), and the printed table."""
+(:func:`summarize`, :func:`phases_p50`; :func:`other_edits`: the seeds no
+test notices, the clean edits, every verdict), and the printed table."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ __all__ = [
     "GOAL_RECALL",
     "GOAL_TIME_RATIO",
     "Case",
+    "other_edits",
     "phases_p50",
     "print_tests_table",
     "summarize",
@@ -164,6 +166,54 @@ def summarize(
     }
 
 
+def _p50(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
+def _over(seconds: float | None, full_s: float) -> float | None:
+    return round(seconds / full_s, 2) if seconds is not None and full_s else None
+
+
+def other_edits(
+    row: dict[str, Any],
+    cases: list[Case],
+    uncaught: list[Case],
+    clean: list[Case],
+    full_s: float,
+) -> None:
+    """Into ``row``, beside the caught seeds' figures: the seeds no test of
+    the suite notices (``uncaught``: a blocker there is a false one), the
+    clean edits (a comment added: the same), the verdict time over every
+    seeded edit, caught or not (``edits_*``), and over every verdict a
+    person waits for (``all_*``: the seeds', their repairs', the clean
+    edits'). The time goal stays the caught seeds' (:func:`summarize`)."""
+    for name, judged in (("uncaught", uncaught), ("clean", clean)):
+        row[f"{name}_edits"] = len(judged)
+        row[f"{name}_blockers"] = sum(len(c.blockers) for c in judged)
+        row[f"{name}_unverified"] = sum(c.unverified is not None for c in judged)
+        row[f"{name}_verdict_s_p50"] = _p50([c.verdict_s for c in judged])
+        row[f"{name}_wait_after_turn_s_p50"] = _p50([c.wait_s for c in judged])
+        row[f"{name}_over_full"] = _over(row[f"{name}_verdict_s_p50"], full_s)
+        row[f"{name}_phases_p50"] = phases_p50(judged)
+    # A blocker on a seed nothing catches: false, unless the seed breaks it
+    # at random (tests_random: then it is in the seed's truth).
+    row["uncaught_false_blockers"] = sum(len(c.false_blockers) for c in uncaught)
+    row["uncaught_false_blocker_samples"] = [b for c in uncaught for b in c.false_blockers][:5]
+    row["goals"]["precision"] = (
+        row["goals"]["precision"]
+        and row["clean_blockers"] == 0
+        and row["uncaught_false_blockers"] == 0
+    )
+    seeded = [c.verdict_s for c in (*cases, *uncaught)]
+    row["edits_verdict_s_p50"] = _p50(seeded)
+    row["edits_over_full"] = _over(row["edits_verdict_s_p50"], full_s)
+    every = [c.verdict_s for c in (*cases, *uncaught, *clean)]
+    every += [c.repair_s for c in cases if c.repair_s is not None]
+    row["all_verdicts"] = len(every)
+    row["all_verdicts_s_p50"] = _p50(every)
+    row["all_over_full"] = _over(row["all_verdicts_s_p50"], full_s)
+
+
 _TABLE = (
     ("project", "project"),
     ("seeds", "seeds"),
@@ -178,6 +228,10 @@ _TABLE = (
     ("ratio", "verdict_over_full"),
     ("wait p50 s", "wait_after_turn_s_p50"),
     ("wait ratio", "wait_over_full"),
+    ("uncaught", "uncaught_edits"),
+    ("uncaught false", "uncaught_false_blockers"),
+    ("edits p50 s", "edits_verdict_s_p50"),
+    ("edits ratio", "edits_over_full"),
     ("clean p50 s", "clean_verdict_s_p50"),
     ("clean ratio", "clean_over_full"),
     ("repair p50 s", "repair_verdict_s_p50"),
