@@ -14,6 +14,8 @@ from rein.harness.events import Event
 __all__ = ["EventPrinter", "result_lines"]
 
 _SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+#: A blocked gate's blockers listed under its line; the rest counted.
+SHOWN_BLOCKERS = 8
 #: The lines of a tool's result shown under its call (the rest counted).
 RESULT_LINES = 40
 #: the lines of a failed call's result shown below its first, from its end.
@@ -225,12 +227,14 @@ class EventPrinter:
             else:
                 about = f" ({_one_line(event.detail, 300)})" if event.detail else ""
                 self._line(f"    ✗ {event.gate}: {len(event.blockers)} blocker(s){about}")
-                for b in event.blockers[:8]:
+                for b in event.blockers[:SHOWN_BLOCKERS]:
                     column = f":{b.character + 1}" if b.character is not None else ""
                     where = f"{b.path}:{(b.line or 0) + 1}{column}" if b.path else ""
                     code = f" {b.code}" if b.code else ""
                     sev = _SEVERITY.get(b.severity or 1, "error")
                     self._line(f"      {where} {sev}{code}: {_one_line(b.message)}")
+                if len(event.blockers) > SHOWN_BLOCKERS:
+                    self._line(f"      … and {len(event.blockers) - SHOWN_BLOCKERS} more")
         elif t == "preview_started":
             self._line(f"  ▣ preview started (pid {event.pid}, generation {event.generation})")
         elif t == "preview_reloaded":

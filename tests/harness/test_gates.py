@@ -395,25 +395,44 @@ class _Unsure:
     async def on_run_start(self, generation: int) -> None:
         pass
 
+    def __init__(self, detail: str = "") -> None:
+        self.detail = detail
+
     async def check(self, ctx: GateContext) -> GateOutcome:
-        return GateOutcome(unverified="the tests did not finish within 120 s")
+        return GateOutcome(unverified="the tests did not finish within 120 s", detail=self.detail)
+
+
+async def _unsure_result(gate: _Unsure) -> object:
+    agent = Agent(
+        ReplayModel([write("a.py", "x\n"), {"text": "done"}]),
+        tools=[FakeWriteTool()],
+        env=ToolEnvironment(workspace=TrackedWorkspace(FakeWorkspace(), MutationLog())),
+        gates=GatePipeline([gate]),
+    )
+    events = EventLog()
+    agent.subscribe(events)
+    await agent.prompt("go")
+    [result] = events.of("gate_result")
+    return result
 
 
 async def test_an_unverified_verdict_without_a_detail_says_why() -> None:
     """rein run printed '? tests unverified: ' with nothing after it (the
     reason was in run_end only)."""
-    agent = Agent(
-        ReplayModel([write("a.py", "x\n"), {"text": "done"}]),
-        tools=[FakeWriteTool()],
-        env=ToolEnvironment(workspace=TrackedWorkspace(FakeWorkspace(), MutationLog())),
-        gates=GatePipeline([_Unsure()]),
+    gate = await _unsure_result(_Unsure())
+    assert gate.status == "unverified"  # type: ignore[attr-defined]
+    assert gate.detail == "the tests did not finish within 120 s"  # type: ignore[attr-defined]
+
+
+async def test_an_unverified_verdict_with_a_detail_says_why_first() -> None:
+    """Old (trial31): a verdict judged ahead said only "judged ahead, while
+    the model took its turn"; why it was unverified (``pytest: command not
+    found``) reached neither the terminal's gate line nor ACP's check."""
+    gate = await _unsure_result(_Unsure("judged ahead, while the model took its turn"))
+    assert gate.status == "unverified"  # type: ignore[attr-defined]
+    assert gate.detail == (  # type: ignore[attr-defined]
+        "the tests did not finish within 120 s; judged ahead, while the model took its turn"
     )
-    events = EventLog()
-    agent.subscribe(events)
-    await agent.prompt("go")
-    [gate] = events.of("gate_result")
-    assert gate.status == "unverified"
-    assert gate.detail == "the tests did not finish within 120 s"
 
 
 def test_mutation_log_knows_stale_reads() -> None:

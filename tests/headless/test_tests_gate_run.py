@@ -51,9 +51,9 @@ turns:
 """
 
 
-def _run(tmp_path: Path, script: str, config: str) -> tuple[Path, list[dict]]:
-    """``rein run`` over a small project with ``script``: the tests
-    gate's results."""
+def _run(tmp_path: Path, script: str, config: str, exit_code: int = 0) -> tuple[Path, list[dict]]:
+    """``rein run`` over a small project with ``script`` (exiting with
+    ``exit_code``): the tests gate's results."""
     ws = tmp_path / "ws"
     (ws / "tests").mkdir(parents=True)
     (ws / "mod.py").write_text("def first_n(xs, n):\n    return xs[:n]\n")
@@ -73,7 +73,7 @@ def _run(tmp_path: Path, script: str, config: str) -> tuple[Path, list[dict]]:
         # The tiny project's pytest without this suite's plugins (seconds each).
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
     )
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == exit_code, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     return ws, [e for e in events if e.get("type") == "gate_result" and e["gate"] == "tests"]
 
@@ -112,3 +112,26 @@ def test_a_command_s_change_is_judged_against_the_text_before_the_command(
     # mod.py was selected, not the whole suite.
     assert all("1 of 1 test files selected" in r["detail"] for r in results), results
     assert (ws / "mod.py").read_text() == "def first_n(xs, n):\n    return xs[0:n]\n"
+
+
+#: One change, then done: no repair to come.
+ONE_CHANGE = """
+turns:
+  - tool_calls:
+      - name: edit_file
+        arguments: {path: mod.py, old_string: "xs[:n]", new_string: "xs[0:n]"}
+  - text: done
+"""
+
+
+def test_a_run_whose_tests_could_not_run_exits_5_and_says_why(tmp_path: Path) -> None:
+    """Old (trial31): the gate's line said only "judged ahead, while the
+    model took its turn", why was in run_end alone, and ``rein run``
+    exited 0: CI could not tell it from a pass."""
+    config = (
+        "gates: {analyzer: {enabled: false}, tests: {command: 'rein-no-such-runner {junit}'}}\n"
+    )
+    _ws, results = _run(tmp_path, ONE_CHANGE, config, exit_code=5)
+    [result] = results
+    assert result["status"] == "unverified"
+    assert "rein-no-such-runner" in result["detail"], result["detail"]

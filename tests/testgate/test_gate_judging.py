@@ -340,3 +340,16 @@ async def test_a_collection_error_made_with_the_tests_is_judged_against_the_base
     )
     # The baseline made test_e.py's tests and ran none of them.
     assert not log.exists()
+
+
+async def test_pytests_advice_to_a_person_is_left_out_of_the_blocker(tmp_path: Path) -> None:
+    """Old (trial31): "Use -v to get more diff" reached the model, which
+    cannot pass -v to the gate's pytest."""
+    tests = "from mod import first_n\n\n\ndef test_three():\n    assert first_n([1, 2, 3, 4], 3) == [1, 2, 3]\n"
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
+    outcome = await verdict_on(root, "mod.py", BAD)
+
+    [blocker] = outcome.blockers
+    said = f"{blocker.message}\n{blocker.context}"
+    assert "Left contains one more item: 4" in said, said
+    assert "get more diff" not in said

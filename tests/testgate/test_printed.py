@@ -41,3 +41,17 @@ def test_a_passed_gate_shows_its_detail_and_one_without_shows_none() -> None:
         "    ✓ tests passed in 812 ms: 2 of 2 tests passed",
         "    ✓ runtime passed in 5 ms",
     ]
+
+
+def test_blockers_past_the_eighth_are_counted() -> None:
+    """Old (trial31): click's "10 blocker(s)" listed 8, and nothing said
+    two were left out."""
+    blockers = [
+        Blocker(gate="tests", message=f"t.py::test_{n} failed", path="t.py", line=n)
+        for n in range(10)
+    ]
+    lines = printed(
+        GateResult(gate="tests", passed=False, status="blocked", blockers=blockers)
+    ).splitlines()
+    assert len(lines) == 10 and lines[-2].endswith("t.py::test_7 failed")
+    assert lines[-1] == "      … and 2 more"

@@ -30,9 +30,20 @@ def test_a_direct_importer_is_selected_with_its_chain(tmp_path: Path) -> None:
     assert selection == TestSelection(
         ("tests/test_core.py",),
         False,
-        "1 of 2 test files reach the change (1 import a changed file)",
-        {"tests/test_core.py": ("pkg/core.py", "tests/test_core.py")},
+        "1 of 2 test files reach the change (1 import a changed file); 1 more import it "
+        "through a package's __init__ (collected: an import the change breaks fails them)",
+        {
+            "tests/test_core.py": ("pkg/core.py", "tests/test_core.py"),
+            # Importing pkg.other runs pkg/__init__.py, which imports pkg.core.
+            "tests/test_other.py": (
+                "pkg/core.py",
+                "pkg/__init__.py",
+                "pkg/other.py",
+                "tests/test_other.py",
+            ),
+        },
         2,
+        importing=("tests/test_other.py",),
         modules=("pkg/__init__.py", "pkg/core.py"),
         # The rest of the project, for the per-test selection's names.
         others=("pkg/orphan.py", "pkg/other.py", "pkg/util.py"),

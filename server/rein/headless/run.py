@@ -16,6 +16,7 @@ import anyio
 from rein.bring.commands import CommandError
 from rein.config import ReinConfig
 from rein.config_file import build_config
+from rein.harness import RunResult
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest, Model
 from rein.headless.hook_ports import TerminalHookPorts
@@ -36,6 +37,7 @@ from rein.store import default_storage_path
 __all__ = [
     "EXIT_CODES",
     "NO_TERMINAL",
+    "UNVERIFIED_EXIT",
     "TerminalApprover",
     "TerminalUserChannel",
     "build_config",
@@ -45,6 +47,17 @@ __all__ = [
 ]
 
 EXIT_CODES = {"completed": 0, "failed": 1, "aborted": 3, "waiting": 4}
+#: A completed run that a gate could not verify (its changes are kept and
+#: not validated: the analyzers were missing or stale, the tests could not
+#: run). Not 0: CI cannot tell it from a pass otherwise (trial31).
+UNVERIFIED_EXIT = 5
+
+
+def exit_code(result: RunResult) -> int:
+    """``rein run``'s exit code for ``result`` (see the user guide)."""
+    if result.status == "completed" and result.unverified:
+        return UNVERIFIED_EXIT
+    return EXIT_CODES.get(result.status, 1)
 
 
 #: Why an ask cannot be answered without a terminal (a tool error result).
@@ -294,9 +307,9 @@ async def _run_in(
         if isolated is not None:
             payload["isolated"] = isolated
         print(json.dumps(payload))
-        return EXIT_CODES.get(result.status, 1)
+        return exit_code(result)
     if isolated is not None:
-        return EXIT_CODES.get(result.status, 1)
+        return exit_code(result)
     if changes:
         listed = ", ".join(
             f"{c.path} ({c.kind}{f' from {c.renamed_from}' if c.renamed_from else ''})"
@@ -319,7 +332,7 @@ async def _run_in(
         )
     else:
         print(session_line(session_id, workspace, explicit, undoable), file=sys.stderr)
-    return EXIT_CODES.get(result.status, 1)
+    return exit_code(result)
 
 
 def session_line(

@@ -386,7 +386,7 @@ class TestGate:
         selected = time.monotonic()
         selection = await asyncio.to_thread(self._select, changed)
         self.timings["select"] = time.monotonic() - selected
-        if not selection.run_all and not selection.files:
+        if not selection.run_all and not selection.files and not selection.importing:
             outcome = GateOutcome(
                 detail=f"no test reaches the changed files (0 of {selection.total_files} "
                 f"test files selected: {selection.reason})"
@@ -429,6 +429,9 @@ class TestGate:
                 return GateOutcome(detail=f"no test ran what the change changed; {note}")
             if picked.only is not None:
                 targets, only, files = list(picked.files), list(picked.only), 0
+            elif selection.importing:  # whole files, those whose import runs the change too
+                targets = list(picked.files)
+                files = len(targets)
         # The failing tests are judged while the first run goes on.
         waves = None
         if not self.spec.custom:
@@ -497,7 +500,8 @@ class TestGate:
         if only is not None and first.nothing_collected:
             # The narrowed run found no test (a class pytest does not
             # collect): the selected files, whole.
-            targets, files = list(selection.files), len(selection.files)
+            targets = [*selection.files, *selection.importing]
+            files = len(targets)
             note = "whole test files: the per-test selection collected no test"
             # Recorded as any run of whole files: the whole suite's budget.
             record = not near_whole(selection) or self._picker.records_whole_suite()

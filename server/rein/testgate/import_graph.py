@@ -211,12 +211,24 @@ class ImportGraph:
         return None if "__getattr__" in own else names | own
 
     def reach(
-        self, seeds: list[str], edges: dict[str, set[str]] | None = None
+        self,
+        seeds: list[str],
+        edges: dict[str, set[str]] | None = None,
+        *,
+        import_time: bool = False,
     ) -> dict[str, tuple[str, ...]]:
         """Every file the seeds reach -> its shortest chain from a seed. A
         seed that is a package ``__init__`` reaches the files of its package
         first (importing any of them runs it). ``edges``, when given, gets
-        each reached file's importers the change goes on to."""
+        each reached file's importers the change goes on to.
+
+        ``import_time``: every file whose import runs a seed, name by name
+        or not: each importer of a reached module whatever names it takes,
+        and every file of a package whose reached ``__init__`` runs when
+        any of them is imported (``from pkg.util import slug`` runs
+        ``pkg/__init__.py``, and with it the ``from .core import *`` there).
+        A change that breaks an import (a circular one, a module-level
+        error) fails all of them, though none takes a name it changed."""
         parent: dict[str, str | None] = {}
         state: dict[str, _State] = {}
         queue: deque[str] = deque()
@@ -262,11 +274,14 @@ class ImportGraph:
             if node.rpartition("/")[2] == "conftest.py":
                 folder = node.rpartition("/")[0]
                 found.extend((t, None) for t in self._tests if not folder or under(t, folder))
+            if import_time and node in self._inits:
+                folder = node.rpartition("/")[0]
+                found.extend((f, None) for f in self._files if not folder or under(f, folder))
             for file, names in sorted(found, key=lambda item: item[0]):
                 if edges is not None and file != node:
                     edges.setdefault(node, set()).add(file)
                 if file != node and state.get(file, frozenset()) is not None:
-                    visit(file, self._in_init(file, names), node)
+                    visit(file, None if import_time else self._in_init(file, names), node)
         chains: dict[str, tuple[str, ...]] = {}
         for node in parent:
             chain = [node]

@@ -38,6 +38,7 @@ from rein.testgate.coverage_index import CoverageChoice, CoverageIndex, read_fil
 from rein.testgate.disk_texts import DiskTexts, utf8_text
 from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.parses import Parses
+from rein.testgate.pytest_run import NO_TEST
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import TestSelection
 
@@ -186,20 +187,32 @@ class Picker:
                 ]
                 more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
                 also = f"; and {len(opaque)} tests {_OPAQUE}" if opaque else ""
+                named = {*narrowed.files, *more}
+                importing = [f for f in selection.importing if f not in named]
+                collected = ""
+                if importing:
+                    collected = (
+                        f"; {len(importing)} more test file(s) collected, none of their tests "
+                        "run: their import runs the change (an import it breaks fails them)"
+                    )
                 return Picked(
-                    (*narrowed.files, *sorted(more)),
-                    (*narrowed.only, *opaque),
+                    (*narrowed.files, *sorted(more), *importing),
+                    (*narrowed.only, *opaque, *(f"{f}::{NO_TEST}" for f in importing)),
                     f"per test: {len(narrowed.only)} tests, classes or files of "
                     f"{len(narrowed.files)} test file(s) name what the change reaches "
-                    f"({', '.join(narrowed.names[:8])}){also}; by imports, not by coverage: {why}",
+                    f"({', '.join(narrowed.names[:8])}){also}{collected}; by imports, not by "
+                    f"coverage: {why}",
                     record=record,
                     untraced=untraced,
                     whole=collect,
                 )
+            also = ""
+            if selection.importing:
+                also = f" and {len(selection.importing)} whose import runs the change"
             return Picked(
-                tuple(files),
+                (*files, *selection.importing),
                 None,
-                f"whole test files: {narrowed}; not by coverage: {why}",
+                f"whole test files{also}: {narrowed}; not by coverage: {why}",
                 record=record,
                 untraced=untraced,
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rein.harness.events import Blocker
@@ -27,6 +28,15 @@ _MESSAGE_CHARS = 800
 _LOCATION = re.compile(r"^\S+:\d+: \w+$")
 #: Names listed in the detail, per kind.
 _MAX_NAMED = 10
+#: pytest's advice to a person at a terminal, which the model cannot follow
+#: (it does not run the gate's pytest: trial31).
+_HINT = re.compile(
+    r"^\s*(?:Use -v+ to get (?:more|the full) diff|\.\.\.Full output truncated.*)\s*$"
+)
+
+
+def _without_hints(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not _HINT.match(line))
 
 
 def _cut(text: str, limit: int, *, tail: bool = False) -> str:
@@ -82,6 +92,8 @@ def blocker_for(
     that cannot be collected)."""
     frames = workspace_frames(result.text, shadow.relative)
     path, line = _location(result, frames)
+    if "diff" in result.message or "truncated" in result.message:
+        result = replace(result, message=_without_hints(result.message))
     # A failure without pytest's one-line crash message (a doctest's): its
     # text says what went wrong, the frames alone do not.
     bare = not result.message.strip() and bool(result.text.strip())

@@ -88,6 +88,13 @@ class TestSelection:
     #: The selected files that are modules whose doctests pytest collects
     #: (``--doctest-modules``): they run whole.
     doctests: tuple[str, ...] = ()
+    #: Test files that reach no name the change reaches, but whose import
+    #: runs a changed module all the same (through a package's
+    #: ``__init__``: ``from pkg.util import slug`` runs ``pkg/__init__.py``
+    #: and what it imports): an import the change breaks fails them. Not in
+    #: ``files``; :mod:`rein.testgate.picking` collects them (their chains
+    #: are in ``chains``).
+    importing: tuple[str, ...] = ()
     #: The project's other Python modules (neither reached nor test files):
     #: they can still call what the change reaches by an attribute's name
     #: (a base class calling ``self.visit_node`` that a subclass in a
@@ -155,9 +162,18 @@ def select_tests(
     edges: dict[str, set[str]] = {}
     reached = graph.reach(seeds, edges)
     chains = {t: c for t, c in reached.items() if t in tests}
+    importing = {
+        t: c
+        for t, c in graph.reach(seeds, import_time=True).items()
+        if t in tests and t not in chains
+    }
     if not chains:
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"
-        return TestSelection((), False, reason, {}, total)
+        if importing:
+            reason += f"; {_importing(importing)}"
+        return TestSelection(
+            (), False, reason, importing, total, importing=tuple(sorted(importing))
+        )
     # Between the change and a test: what a test file imports, directly or
     # not. A reached module no test imports (a script, a typing check)
     # runs in no test: one of the others (its module-level code no hook).
@@ -174,7 +190,24 @@ def select_tests(
     )
     nearest = _nearest(chains, total, max_tests)
     doctests = tuple(f for f in nearest.files if f in project.doctests)
-    return replace(nearest, modules=modules, doctests=doctests, others=others)
+    return replace(
+        nearest,
+        reason=f"{nearest.reason}; {_importing(importing)}" if importing else nearest.reason,
+        chains={**nearest.chains, **importing},
+        importing=tuple(sorted(importing)),
+        modules=modules,
+        doctests=doctests,
+        others=others,
+    )
+
+
+def _importing(importing: Mapping[str, tuple[str, ...]]) -> str:
+    """What the reason says of the test files whose import runs the change
+    though they take none of its names."""
+    return (
+        f"{len(importing)} more import it through a package's __init__ (collected: an import "
+        "the change breaks fails them)"
+    )
 
 
 def _upstream(tests: Iterable[str], edges: dict[str, set[str]], reached: Iterable[str]) -> set[str]:

@@ -204,6 +204,18 @@ def redacted_outcome(outcome: GateOutcome) -> GateOutcome:
     )
 
 
+def _shown_detail(outcome: GateOutcome, status: GateStatus) -> str:
+    """A gate result's detail: an unverified verdict always says why, first.
+    The tests gate's re-run timeout came with no detail ("? tests
+    unverified: "), and a verdict judged ahead with only its note ("judged
+    ahead, while the model took its turn": trial31; why, ``pytest: command
+    not found``, reached neither the terminal nor ACP)."""
+    why = outcome.unverified
+    if status != "unverified" or not why or why in outcome.detail:
+        return outcome.detail
+    return f"{why}; {outcome.detail}" if outcome.detail else why
+
+
 def _status(outcome: GateOutcome) -> GateStatus:
     if outcome.blockers:
         return "blocked"
@@ -335,11 +347,7 @@ class GatePipeline:
                     blockers=outcome.blockers,
                     duration_ms=(time.perf_counter() - started) * 1000.0,
                     stale=outcome.stale,
-                    # An unverified verdict always says why (the tests gate's
-                    # re-run timeout came with no detail: "? tests unverified: ").
-                    detail=outcome.detail
-                    or (outcome.unverified if status == "unverified" else None)
-                    or "",
+                    detail=_shown_detail(outcome, status),
                 )
             )
             if outcome.blockers:

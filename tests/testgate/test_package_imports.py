@@ -1,0 +1,78 @@
+"""A test whose import runs a changed module through a package's
+``__init__`` (trial31, HIGH): ``from mypkg.util import slug`` runs
+``mypkg/__init__.py``, whose ``from .core import *`` imports the changed
+``core.py``. A change that breaks that import fails the test, though it
+takes none of the names the change reaches: the gate said "passed, 0 of 1
+test files selected"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rein.testgate.selection import select_tests
+from tests.testgate.projects import project, verdict_on
+
+#: ``mypkg`` re-exports ``core`` and ``util``; the test takes ``util``'s name only.
+PACKAGE = {
+    "mypkg/__init__.py": "from .core import *  # noqa\nfrom .util import slug  # noqa\n",
+    "mypkg/core.py": "def double(x):\n    return 2 * x\n",
+    "mypkg/util.py": 'def slug(s):\n    return s.strip().lower().replace(" ", "-")\n',
+    "tests/test_util.py": (
+        "from mypkg.util import slug\n\n\n"
+        'def test_slug():\n    assert slug(" Hello World ") == "hello-world"\n'
+    ),
+}
+#: ``core.py`` importing the package it is imported by: a circular import.
+CIRCULAR = "from mypkg import slug\n\n\ndef double(x):\n    return 2 * x\n\n\nLABEL = slug('A')\n"
+TEST_CORE = "from mypkg.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+#: A change inside a function body: no import can break.
+BODY = "def double(x):\n    return x + x\n"
+
+
+def test_the_test_files_whose_import_runs_the_change_are_selected_to_collect(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "proj", PACKAGE)
+    selection = select_tests(root, ["mypkg/core.py"])
+    assert selection.files == ()
+    assert selection.importing == ("tests/test_util.py",)
+    assert selection.chains["tests/test_util.py"][0] == "mypkg/core.py"
+    assert "1 more import it through a package's __init__" in selection.reason
+
+
+async def test_a_change_that_breaks_the_packages_import_blocks(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", PACKAGE)
+    outcome = await verdict_on(root, "mypkg/core.py", CIRCULAR)
+
+    assert outcome.unverified is None, outcome.detail
+    assert [b.path for b in outcome.blockers] == ["tests/test_util.py"], outcome.detail
+    assert "cannot be collected" in outcome.blockers[0].message
+    context = outcome.blockers[0].context or ""
+    assert "circular import" in context
+    # The chain says how the test's import reaches the change.
+    assert "mypkg/core.py -> mypkg/__init__.py -> mypkg/util.py -> tests/test_util.py" in context
+
+
+async def test_a_change_that_imports_fine_passes_without_running_their_tests(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "proj", {**PACKAGE, "tests/test_core.py": TEST_CORE})
+    outcome = await verdict_on(root, "mypkg/core.py", BODY)
+
+    assert outcome.blockers == [] and outcome.unverified is None, outcome.detail
+    # test_core's one test ran; test_util was imported, its test not run.
+    assert outcome.detail.startswith("1 of 1 tests passed"), outcome.detail
+    assert "1 more test file(s) collected, none of their tests run" in outcome.detail
+
+
+async def test_beside_the_tests_naming_the_change_a_broken_import_still_blocks(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "proj", {**PACKAGE, "tests/test_core.py": TEST_CORE})
+    outcome = await verdict_on(root, "mypkg/core.py", CIRCULAR)
+
+    assert outcome.unverified is None, outcome.detail
+    assert sorted(b.path for b in outcome.blockers) == [
+        "tests/test_core.py",
+        "tests/test_util.py",
+    ], outcome.detail
