@@ -47,6 +47,7 @@ async def test_a_change_that_breaks_the_packages_import_blocks(tmp_path: Path) -
     assert outcome.unverified is None, outcome.detail
     assert [b.path for b in outcome.blockers] == ["tests/test_util.py"], outcome.detail
     assert "cannot be collected" in outcome.blockers[0].message
+    assert outcome.detail.startswith("no test ran: 1 test file(s) could not be collected")
     context = outcome.blockers[0].context or ""
     assert "circular import" in context
     # The chain says how the test's import reaches the change.

@@ -148,9 +148,15 @@ def summary(
 ) -> str:
     """ "N of M tests passed; K of T test files selected (why)", then the
     flaky and the pre-existing failures by name."""
-    ran = [r for r in run.results if r.outcome != "skipped"]
+    ran = [r for r in run.results if r.outcome != "skipped" and not r.collection_error]
     passed = sum(1 for r in ran if not r.failing)
     text = f"{passed} of {len(ran)} tests passed"
+    # A file that cannot be collected is no test (trial31: 8 such files of
+    # 128 tests read "0 of 8 tests passed").
+    uncollected = sum(1 for r in run.results if r.collection_error)
+    if uncollected:
+        collected = f"{uncollected} test file(s) could not be collected"
+        text = f"{text}, {collected}" if ran else f"no test ran: {collected}"
     if custom:
         text += f" ({selection.reason})"
     elif selection.run_all:
