@@ -271,6 +271,29 @@ async def test_a_blind_analyzer_is_unverified_and_the_run_says_which_generation(
     assert again.unverified and again.unverified[0].generation == 1
 
 
+async def test_a_blind_analyzer_passes_a_change_no_analyzer_reads() -> None:
+    """Old (review31): notes.txt written in a folder of no language was
+    "unverified: no analyzer is configured" and rein run exited 5, where a
+    README changed in a Python project passed. A .py file beside it still
+    needs someone to look."""
+    world = World({})
+    world.source.blind = "no analyzer is configured"
+    agent, _model, events = world.agent([write("notes.txt", "TOTAL\n"), {"text": "done"}])
+    result = await agent.prompt("go")
+    [gate] = events.of("gate_result")
+    assert (result.status, result.unverified, gate.status) == ("completed", [], "passed")
+    assert gate.detail.startswith("nothing an analyzer reads changed (notes.txt)")
+
+    world = World({})
+    world.source.blind = "no analyzer is configured"
+    agent, _model, events = world.agent(
+        [write("notes.txt", "TOTAL\n"), write("a.py", "x = 1\n"), {"text": "done"}]
+    )
+    result = await agent.prompt("go")
+    [gate] = events.of("gate_result")
+    assert gate.status == "unverified" and result.unverified
+
+
 async def test_the_repair_prompt_claims_no_check_passed() -> None:
     world = World({})
     world.source.blind = "the client does not answer rein/diagnostics"

@@ -77,3 +77,28 @@ async def test_beside_the_tests_naming_the_change_a_broken_import_still_blocks(
         "tests/test_core.py",
         "tests/test_util.py",
     ], outcome.detail
+
+
+def test_an_import_in_a_function_or_for_type_checking_runs_nothing_at_import(
+    tmp_path: Path,
+) -> None:
+    """Old (review31): sympy's ``pygletplot/__init__.py`` imports its plot
+    module inside ``def PygletPlot``; counted as run at import, a change of
+    that module had all 604 test files collected and run whole."""
+    lazy = "def plot():\n    from .heavy import P\n    return P\n"
+    checked = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .heavy import P\n"
+    loaded = "import importlib\n\nHEAVY = importlib.import_module('mypkg.heavy')\n"
+    for init, importing in ((lazy, ()), (checked, ()), (loaded, ("tests/test_util.py",))):
+        root = project(
+            tmp_path / str(len(importing)) / str(len(init)),
+            {
+                "mypkg/__init__.py": init,
+                "mypkg/heavy.py": "P = 1\n",
+                "mypkg/util.py": PACKAGE["mypkg/util.py"],
+                "tests/test_util.py": PACKAGE["tests/test_util.py"],
+                "tests/test_heavy.py": "from mypkg.heavy import P\n\n\ndef test_p():\n    assert P\n",
+            },
+        )
+        selection = select_tests(root, ["mypkg/heavy.py"])
+        assert selection.files == ("tests/test_heavy.py",)
+        assert selection.importing == importing, init

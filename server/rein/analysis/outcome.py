@@ -20,6 +20,7 @@ from rein.analysis.blocker_order import by_cause
 from rein.analysis.blocking import blocking_in_snapshot, without_own_baseline
 from rein.analysis.counterfactual import not_the_runs
 from rein.analysis.reach import importers_not_checked, not_analysed, why_not_analysed
+from rein.analysis.run_texts import unread_by
 from rein.analysis.verdict_text import (
     VerdictText,
     blockers_of,
@@ -71,12 +72,20 @@ async def outcome_of(
     changed_files_first`), named not checked; ``not_had``: owed importers
     whose baseline was asked and not had (with why), which make it
     unverified."""
+    j = judging
     if snap.blind is not None:
+        if ctx.touched and all(unread_by(j.diagnostics, p) for p in ctx.touched):
+            # Prose, data: nothing an analyzer would have read (review31:
+            # notes.txt in a folder of no language was "unverified", and
+            # rein run exited 5, where a README in a Python project passed).
+            return GateOutcome(
+                detail=f"nothing an analyzer reads changed ({', '.join(sorted(ctx.touched)[:5])}); "
+                f"none runs here: {snap.blind}"
+            )
         return GateOutcome(
             detail=f"nobody looked: {snap.blind}",
             unverified=f"no diagnostics: {snap.blind}",
         )
-    j = judging
     serious = [d for d in snap.diagnostics if d.severity <= j.threshold]
     blocking = await blocking_in_snapshot(
         serious,

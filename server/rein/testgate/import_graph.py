@@ -38,10 +38,12 @@ _Found = tuple[
     frozenset[str] | None,
     frozenset[str],
     tuple[frozenset[str], frozenset[str]],
+    frozenset[str],
 ]
 #: A file's scan: its modification time, size, imports, literal
-#: ``__all__``, the names an ``__init__`` defines, and the dotted names and
-#: identifiers it holds as strings.
+#: ``__all__``, the names an ``__init__`` defines, the dotted names and
+#: identifiers it holds as strings, and the modules its import imports
+#: (:func:`_at_import`).
 _Scan = tuple[
     int,
     int,
@@ -49,6 +51,7 @@ _Scan = tuple[
     frozenset[str] | None,
     frozenset[str],
     tuple[frozenset[str], frozenset[str]],
+    frozenset[str],
 ]
 _ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?=\s*[\[(]([^\])]*)[\])]", re.MULTILINE)
 _ALL_GROWN = re.compile(
@@ -95,7 +98,11 @@ def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
             continue
         if entry[0] < recent:
             after[path] = entry
-        graph.add(path, entry[2] | string_imports(*entry[5], points), entry[3], entry[4])
+        by_name = string_imports(*entry[5], points)
+        graph.add(path, entry[2] | by_name, entry[3], entry[4])
+        # A module loaded by name (importlib.import_module("pkg.mod")) may be
+        # loaded at import.
+        graph.add_at_import(path, entry[6] | {module for module, _, _ in by_name})
     _SCANS[key] = after
     while len(_SCANS) > _MAX_ROOTS:
         _SCANS.pop(next(iter(_SCANS)))
@@ -130,7 +137,7 @@ def _scanned(root: str, path: str, text: str) -> _Found:
             return found
     imports = _attributes_taken(path, text, import_names(path, text))
     own = _defines(text) if is_init(path) else frozenset()
-    found = (frozenset(imports), _exports(text), own, named_strings(text))
+    found = (frozenset(imports), _exports(text), own, named_strings(text), _at_import(path, text))
     with _TEXTS_LOCK:
         _BY_TEXT[key] = found
         while len(_BY_TEXT) > _MAX_TEXTS:
@@ -160,6 +167,8 @@ class ImportGraph:
         #: package ``__init__`` -> the names it defines itself (which may
         #: use any name it imports)
         self._defines: dict[str, frozenset[str]] = {}
+        #: module -> the files whose own import imports it (:func:`_at_import`)
+        self._at_import: dict[str, set[str]] = {}
 
     def add(
         self,
@@ -180,6 +189,46 @@ class ImportGraph:
             else:
                 by_name = self._named.setdefault(module, {})
                 by_name.setdefault(name, set()).add((path, bound))
+
+    def add_at_import(self, path: str, modules: Iterable[str]) -> None:
+        """The modules ``path``'s own import imports (:func:`_at_import`)."""
+        for module in modules:
+            self._at_import.setdefault(module, set()).add(path)
+
+    def import_reach(self, seeds: list[str]) -> dict[str, tuple[str, ...]]:
+        """Every file whose import runs one of ``seeds`` -> its shortest
+        chain from a seed, whatever names it takes: each file that imports
+        a reached module at import time (not in a function, nor under
+        ``if TYPE_CHECKING``), every file of a package whose reached
+        ``__init__`` runs when any of them is imported (``from pkg.util
+        import slug`` runs the package's ``__init__``, and the ``from .core
+        import *`` there), and the test files below a reached
+        ``conftest.py``. A change that breaks an import (a circular one, a
+        module-level error) fails all of them, though none takes a name it
+        changed: :meth:`reach` follows the names."""
+        parent: dict[str, str | None] = dict.fromkeys(seeds)
+        queue = deque(seeds)
+        while queue:
+            node = queue.popleft()
+            found: set[str] = set()
+            for module in self.names(node):
+                found |= self._at_import.get(module, set())
+            folder = node.rpartition("/")[0]
+            if node in self._inits:
+                found.update(f for f in self._files if not folder or under(f, folder))
+            if node.rpartition("/")[2] == "conftest.py":
+                found.update(t for t in self._tests if not folder or under(t, folder))
+            for file in sorted(found):
+                if file not in parent:
+                    parent[file] = node
+                    queue.append(file)
+        chains: dict[str, tuple[str, ...]] = {}
+        for node in parent:
+            chain = [node]
+            while (up := parent[chain[-1]]) is not None:
+                chain.append(up)
+            chains[node] = tuple(reversed(chain))
+        return chains
 
     def names(self, path: str) -> set[str]:
         """The module names ``path`` is imported by: its name from the root
@@ -211,24 +260,12 @@ class ImportGraph:
         return None if "__getattr__" in own else names | own
 
     def reach(
-        self,
-        seeds: list[str],
-        edges: dict[str, set[str]] | None = None,
-        *,
-        import_time: bool = False,
+        self, seeds: list[str], edges: dict[str, set[str]] | None = None
     ) -> dict[str, tuple[str, ...]]:
         """Every file the seeds reach -> its shortest chain from a seed. A
         seed that is a package ``__init__`` reaches the files of its package
         first (importing any of them runs it). ``edges``, when given, gets
-        each reached file's importers the change goes on to.
-
-        ``import_time``: every file whose import runs a seed, name by name
-        or not: each importer of a reached module whatever names it takes,
-        and every file of a package whose reached ``__init__`` runs when
-        any of them is imported (``from pkg.util import slug`` runs
-        ``pkg/__init__.py``, and with it the ``from .core import *`` there).
-        A change that breaks an import (a circular one, a module-level
-        error) fails all of them, though none takes a name it changed."""
+        each reached file's importers the change goes on to."""
         parent: dict[str, str | None] = {}
         state: dict[str, _State] = {}
         queue: deque[str] = deque()
@@ -274,14 +311,11 @@ class ImportGraph:
             if node.rpartition("/")[2] == "conftest.py":
                 folder = node.rpartition("/")[0]
                 found.extend((t, None) for t in self._tests if not folder or under(t, folder))
-            if import_time and node in self._inits:
-                folder = node.rpartition("/")[0]
-                found.extend((f, None) for f in self._files if not folder or under(f, folder))
             for file, names in sorted(found, key=lambda item: item[0]):
                 if edges is not None and file != node:
                     edges.setdefault(node, set()).add(file)
                 if file != node and state.get(file, frozenset()) is not None:
-                    visit(file, None if import_time else self._in_init(file, names), node)
+                    visit(file, self._in_init(file, names), node)
         chains: dict[str, tuple[str, ...]] = {}
         for node in parent:
             chain = [node]
@@ -322,6 +356,45 @@ def _attributes_taken(path: str, text: str, imports: _Imports) -> _Imports:
         else:
             out.update((module, attribute, attribute) for attribute in used)
     return out
+
+
+#: A block whose body does not run when its module is imported: a
+#: function's, or ``if TYPE_CHECKING:``'s.
+_NOT_AT_IMPORT = re.compile(
+    r"^[ \t]*(?:async[ \t]+def|def)[ \t]|^[ \t]*if[ \t]+(?:typing\.)?TYPE_CHECKING[ \t]*:"
+)
+
+
+def _at_import(path: str, text: str) -> frozenset[str]:
+    """The modules ``text``'s import imports: its imports outside function
+    bodies and ``if TYPE_CHECKING:`` blocks (``from pkg import mod``
+    counts ``pkg.mod`` too: it may be a module). sympy's
+    ``pygletplot/__init__.py`` imports its plot module inside ``def
+    PygletPlot``: counted, a change of that module made all 604 test files
+    collected (review31). A line scan: a line less indented than a
+    skipped block's body ends it, so text a string holds at the left
+    margin counts as at import (more files collected, never fewer)."""
+    kept: list[str] = []
+    skipping: int | None = None  # the skipped block's own indentation
+    for line in text.splitlines():
+        body = line.lstrip()
+        indent = len(line) - len(body)
+        if skipping is not None:
+            if not body or body.startswith("#") or indent > skipping:
+                kept.append("")
+                continue
+            skipping = None
+        if _NOT_AT_IMPORT.match(line):
+            skipping = indent
+            kept.append("")
+            continue
+        kept.append(line)
+    modules: set[str] = set()
+    for module, name, _bound in import_names(path, "\n".join(kept)):
+        modules.add(module)
+        if name is not None:
+            modules.add(f"{module}.{name}")
+    return frozenset(modules)
 
 
 def _defines(text: str) -> frozenset[str]:

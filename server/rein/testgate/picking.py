@@ -283,7 +283,9 @@ WHOLE_SUITE_TRIES = 2
 def near_whole(selection: TestSelection) -> bool:
     """``selection``'s files are (nearly) every test file of the workspace."""
     total = selection.total_files
-    return total > 0 and len(selection.files) >= WHOLE_SUITE_SHARE * total
+    # Those only collected run whole with them when the files run whole.
+    run = len(selection.files) + len(selection.importing)
+    return total > 0 and run >= WHOLE_SUITE_SHARE * total
 
 
 def _collect_whole(

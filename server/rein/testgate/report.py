@@ -153,7 +153,8 @@ def summary(
     text = f"{passed} of {len(ran)} tests passed"
     # A file that cannot be collected is no test (trial31: 8 such files of
     # 128 tests read "0 of 8 tests passed").
-    uncollected = sum(1 for r in run.results if r.collection_error)
+    # (pytest may report one file twice: its tests' module and its doctests')
+    uncollected = len({r.file or r.node_id for r in run.results if r.collection_error})
     if uncollected:
         collected = f"{uncollected} test file(s) could not be collected"
         text = f"{text}, {collected}" if ran else f"no test ran: {collected}"

@@ -163,9 +163,7 @@ def select_tests(
     reached = graph.reach(seeds, edges)
     chains = {t: c for t, c in reached.items() if t in tests}
     importing = {
-        t: c
-        for t, c in graph.reach(seeds, import_time=True).items()
-        if t in tests and t not in chains
+        t: c for t, c in graph.import_reach(seeds).items() if t in tests and t not in chains
     }
     if not chains:
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"

@@ -211,7 +211,10 @@ def _shown_detail(outcome: GateOutcome, status: GateStatus) -> str:
     ahead, while the model took its turn": trial31; why, ``pytest: command
     not found``, reached neither the terminal nor ACP)."""
     why = outcome.unverified
-    if status != "unverified" or not why or why in outcome.detail:
+    if status != "unverified" or not why:
+        return outcome.detail
+    # Said already ("nobody looked: X" beside "no diagnostics: X").
+    if (why.partition(": ")[2] or why) in outcome.detail:
         return outcome.detail
     return f"{why}; {outcome.detail}" if outcome.detail else why
 
