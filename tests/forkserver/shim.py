@@ -157,6 +157,12 @@ def main() -> None:
         conn.close()
         _exec_rein(args, module)
     request["fds"] = [fd for fd in request["fds"] if fd != conn.fileno()]  # type: ignore[attr-defined]
+    # Held until they can be passed on: the program may write (its pid, a
+    # line a test waits for) before this stand-in knows it, and a signal
+    # sent then killed the stand-in (-15, not the program's own exit: a CI
+    # run). Blocked after the request read the mask the program gets.
+    passed = [sig for sig in _PASSED_ON if signal.getsignal(sig) != signal.SIG_IGN]
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, passed)
     try:
         conn.sendmsg(
             [json.dumps(request).encode()],
@@ -164,10 +170,12 @@ def main() -> None:
         )
     except OSError:  # too large a message (arguments, environment): started here
         conn.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         _exec_rein(args, module)
     answer = json.loads(conn.recv(65536) or b'{"exec": "the fork server closed"}')
     if "exec" in answer:
         conn.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         _exec_rein(args, module)
     pid = int(answer["pid"])
 
@@ -177,9 +185,9 @@ def main() -> None:
         except ProcessLookupError:
             pass
 
-    for sig in _PASSED_ON:
-        if signal.getsignal(sig) != signal.SIG_IGN:
-            signal.signal(sig, pass_on)
+    for sig in passed:
+        signal.signal(sig, pass_on)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # what came meanwhile is passed on now
     # The rein process holds the streams now; this stand-in keeps none of
     # them open (a reader sees the end when rein closes them).
     null = os.open(os.devnull, os.O_RDWR)
