@@ -222,13 +222,7 @@ class ImportGraph:
                 if file not in parent:
                     parent[file] = node
                     queue.append(file)
-        chains: dict[str, tuple[str, ...]] = {}
-        for node in parent:
-            chain = [node]
-            while (up := parent[chain[-1]]) is not None:
-                chain.append(up)
-            chains[node] = tuple(reversed(chain))
-        return chains
+        return _chains(parent)
 
     def names(self, path: str) -> set[str]:
         """The module names ``path`` is imported by: its name from the root
@@ -316,13 +310,19 @@ class ImportGraph:
                     edges.setdefault(node, set()).add(file)
                 if file != node and state.get(file, frozenset()) is not None:
                     visit(file, self._in_init(file, names), node)
-        chains: dict[str, tuple[str, ...]] = {}
-        for node in parent:
-            chain = [node]
-            while (up := parent[chain[-1]]) is not None:
-                chain.append(up)
-            chains[node] = tuple(reversed(chain))
-        return chains
+        return _chains(parent)
+
+
+def _chains(parent: dict[str, str | None]) -> dict[str, tuple[str, ...]]:
+    """Each reached file -> its chain from a seed, by the file it was
+    reached from (``parent``; a seed's is None)."""
+    chains: dict[str, tuple[str, ...]] = {}
+    for node in parent:
+        chain = [node]
+        while (up := parent[chain[-1]]) is not None:
+            chain.append(up)
+        chains[node] = tuple(reversed(chain))
+    return chains
 
 
 def _attributes_taken(path: str, text: str, imports: _Imports) -> _Imports:
