@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rein.testgate.judging import passed_again, reported
+from rein.testgate.junit import TestResult
+from rein.testgate.runner import TestRun
 from rein.testgate.selection import select_tests
 from tests.testgate.projects import project, verdict_on
 
@@ -102,3 +105,23 @@ def test_an_import_in_a_function_or_for_type_checking_runs_nothing_at_import(
         selection = select_tests(root, ["mypkg/heavy.py"])
         assert selection.files == ("tests/test_heavy.py",)
         assert selection.importing == importing, init
+
+
+def test_a_test_whose_file_cannot_be_collected_again_is_reported_failing() -> None:
+    """Old: the re-run named the failing tests' node ids; a file whose
+    broken import now failed (the order files import in decides) made
+    pytest refuse the run ("found no collectors"): no report, unverified."""
+    test = "toolz/tests/test_itertoolz.py::test_topk"
+    again = TestRun(
+        results=[
+            TestResult(
+                node_id="toolz/tests/test_itertoolz.py",
+                outcome="error",
+                file="toolz/tests/test_itertoolz.py",
+                collection_error=True,
+            )
+        ]
+    )
+    assert reported(test, again)
+    assert not passed_again(TestResult(node_id=test, outcome="failed", file=test[:29]), again)
+    assert not reported("toolz/tests/test_utils.py::test_x", again)

@@ -35,8 +35,8 @@ that were failing already, and never pass blind.
   is confirmed failing; else (and when it could not run again there: a
   setup or teardown error) it runs again in a fresh shadow: in that
   re-run's results and passed there, it is *flaky* (reported; it blocks
-  only with ``flakyBlocks``); a test the re-run does not report makes the
-  verdict "unverified". Those still failing are judged by a run in a
+  only with ``flakyBlocks``); a test the re-run does not report (nor its
+  file's collection error there) makes the verdict "unverified". Those still failing are judged by a run in a
   shadow of the workspace before the run (each changed file's earlier
   text): failing there too (or their file not importable there), they are
   *pre-existing* (reported, not blocking); passing there, or absent there

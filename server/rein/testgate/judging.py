@@ -62,8 +62,14 @@ def against_baseline(
 
 def reported(node_id: str, run: TestRun) -> bool:
     """``run``'s report has ``node_id`` (a test, or a file that could not
-    be collected: any result of that file)."""
-    return any(r.node_id == node_id or r.file == node_id for r in run.results)
+    be collected: any result of that file), or says the test's file could
+    not be collected (its test did not run: it failed again)."""
+    return any(
+        r.node_id == node_id
+        or r.file == node_id
+        or (r.collection_error and bool(r.file) and node_id.startswith(f"{r.file}::"))
+        for r in run.results
+    )
 
 
 def passed_again(result: TestResult, again: TestRun) -> bool:
