@@ -89,14 +89,7 @@ from rein.testgate.ahead import (
     ReadAhead,
     judgement_key,
 )
-from rein.testgate.judging import (
-    against_baseline,
-    broke_import,
-    could_not_judge,
-    not_passed,
-    passed_again,
-    reported,
-)
+from rein.testgate.judging import broke_import, could_not_judge, judge_failing, not_passed
 from rein.testgate.overlays import current_texts, undone, unsaved_imported
 from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
@@ -533,27 +526,13 @@ class TestGate:
             else:
                 again, then = await self.runs.again_and_before(overlay, failing, baseline, deadline)
             self.timings["after_first"] = time.monotonic() - ended
-            ids = self.runs.ids(failing)
-            if again.unverified is None and ids is not None:
-                missing = [i for i in ids if not reported(i, again)]
-                if missing:
-                    again.unverified = (
-                        f"{len(missing)} of them are missing from its report "
-                        f"({', '.join(missing[:5])})"
-                    )
-            if again.unverified is not None:
-                return GateOutcome(
-                    unverified=f"the re-run of the failing tests: {again.unverified}"
-                )
-            passed = [r for r in failing if passed_again(r, again)]
-            flaky = [r.node_id for r in passed]
-            suspects = [r for r in failing if self.config.flaky_blocks or r not in passed]
-            if suspects:
-                judged = against_baseline(suspects, then, unknown)
-                if isinstance(judged, GateOutcome):
-                    return judged
-                pre_existing, run_broke = judged
-                blocking += run_broke
+            judged = judge_failing(
+                failing, again, then, unknown, self.runs.ids(failing), self.config.flaky_blocks
+            )
+            if isinstance(judged, GateOutcome):
+                return judged
+            flaky, pre_existing, run_broke = judged
+            blocking += run_broke
         detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
         if note:
             detail += f"; {note}"

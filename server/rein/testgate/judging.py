@@ -19,6 +19,7 @@ __all__ = [
     "against_baseline",
     "broke_import",
     "could_not_judge",
+    "judge_failing",
     "not_passed",
     "passed_again",
     "reported",
@@ -58,6 +59,40 @@ def against_baseline(
             "changed it), so the baseline may not be the state before the run"
         )
     return pre_existing, [r for r in suspects if r.node_id not in pre_existing]
+
+
+def judge_failing(
+    failing: Sequence[TestResult],
+    again: TestRun,
+    then: TestRun,
+    unknown: Sequence[str],
+    ids: Sequence[str] | None,
+    flaky_blocks: bool,
+) -> tuple[list[str], list[str], list[TestResult]] | GateOutcome:
+    """The first run's ``failing`` tests judged by their re-run (``again``,
+    of the node ids ``ids``; None: a custom runner's whole suite) and their
+    run before the changes (``then``): (the flaky ones, the pre-existing
+    ones, those the run broke), or the unverified outcome when the re-run
+    left one out or the baseline could not tell. ``flaky_blocks``: a flaky
+    test is judged by the baseline too."""
+    if again.unverified is None and ids is not None:
+        missing = [i for i in ids if not reported(i, again)]
+        if missing:
+            again.unverified = (
+                f"{len(missing)} of them are missing from its report ({', '.join(missing[:5])})"
+            )
+    if again.unverified is not None:
+        return GateOutcome(unverified=f"the re-run of the failing tests: {again.unverified}")
+    passed = [r for r in failing if passed_again(r, again)]
+    suspects = [r for r in failing if flaky_blocks or r not in passed]
+    pre_existing: list[str] = []
+    run_broke: list[TestResult] = []
+    if suspects:
+        judged = against_baseline(suspects, then, unknown)
+        if isinstance(judged, GateOutcome):
+            return judged
+        pre_existing, run_broke = judged
+    return [r.node_id for r in passed], pre_existing, run_broke
 
 
 def reported(node_id: str, run: TestRun) -> bool:
