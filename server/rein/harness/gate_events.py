@@ -69,6 +69,10 @@ GateStatus = Literal["passed", "blocked", "unverified"]
 
 
 class GateResult(_Event):
+    """One gate's verdict on a generation. ``detail`` says what it looked
+    at; an ``unverified`` result's detail starts with why it could not look
+    (the tests runner was not found, the analyzers did not answer)."""
+
     type: Literal["gate_result"] = "gate_result"
     gate: str
     #: True only for status "passed" (kept for older clients).
