@@ -133,6 +133,11 @@ export interface FollowUpStarted {
   type: 'follow_up_started';
 }
 
+/**
+ * One gate's verdict on a generation. ``detail`` says what it looked at; an ``unverified``
+ * result's detail starts with why it could not look (the tests runner was not found, the analyzers
+ * did not answer).
+ */
 export interface GateResult {
   blockers?: Blocker[];
   detail?: string;
