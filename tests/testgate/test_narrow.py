@@ -185,6 +185,26 @@ def test_a_module_level_call_naming_a_reached_name_runs_whole_files(tmp_path: Pa
     )
 
 
+def test_a_module_level_store_into_an_object_naming_a_reached_name_runs_whole_files(
+    tmp_path: Path,
+) -> None:
+    """Old (review31): ``REGISTRY['one'] = spare()`` was a plain assignment
+    that bound nothing, so what it filled reached no test."""
+    for store in ("REGISTRY['one'] = spare()", "Box.default = spare()"):
+        registry = LIB + f"REGISTRY = {{}}\n{store}\n"
+        root = project(tmp_path / str(len(store)), {"lib.py": registry, "tests/test_lib.py": TESTS})
+
+        assert _narrow(root, registry, registry.replace("return 0", "return 1")) == (
+            "lib.py:37 runs spare at import (a module-level statement)"
+        ), store
+    # Names (a tuple of them too) are bound as before.
+    plain = LIB + "ONE, (TWO, *REST) = spare(), (1, 2)\n"
+    root = project(tmp_path / "plain", {"lib.py": plain, "tests/test_lib.py": TESTS})
+    assert _narrow(root, plain, plain.replace("return 0", "return 1")) == (
+        "no test names spare or what reaches it"
+    )
+
+
 CORE = "def compute(x):\n    return x + 2\n\n\ndef other():\n    return 0\n"
 VIS = (
     "class V:\n    def visit(self, kind):\n        return getattr(self, 'visit_' + kind)()\n\n"

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rein.process.kept import KeptProcessLauncher
 from rein.testgate.judging import passed_again, reported
 from rein.testgate.junit import TestResult
 from rein.testgate.runner import TestRun
 from rein.testgate.selection import select_tests
-from tests.testgate.projects import project, verdict_on
+from tests.fakes.workspace import FakeWorkspace
+from tests.testgate.projects import changed, gate_for, project, verdict, verdict_on
 
 #: ``mypkg`` re-exports ``core`` and ``util``; the test takes ``util``'s name only.
 PACKAGE = {
@@ -80,6 +82,88 @@ async def test_beside_the_tests_naming_the_change_a_broken_import_still_blocks(
         "tests/test_core.py",
         "tests/test_util.py",
     ], outcome.detail
+
+
+#: A registry filled at import by a function of ``core.py``; ``util.fmt``
+#: reads it. ``test_util.py`` imports ``util`` only: ``core.py`` runs
+#: through the package's ``__init__``.
+REGISTRY = {
+    "mypkg/__init__.py": "from .core import *  # noqa\nfrom .util import fmt  # noqa\n",
+    "mypkg/util.py": "FORMATTERS = {}\n\n\ndef fmt(kind, v):\n    return FORMATTERS[kind](v)\n",
+    "mypkg/core.py": (
+        "from mypkg.util import FORMATTERS\n\n\ndef double(x):\n    return 2 * x\n\n\n"
+        "def make():\n    return double\n\n\nFORMATTERS['double'] = make()\n"
+    ),
+    "tests/test_core.py": (
+        "from mypkg.core import double, make\n\n\n"
+        "def test_double():\n    assert double(2) == 4\n\n\n"
+        "def test_make():\n    assert callable(make())\n"
+    ),
+    "tests/test_util.py": (
+        "from mypkg.util import fmt\n\n\ndef test_fmt():\n    assert fmt('double', 2) == 4\n"
+    ),
+}
+
+
+async def test_a_test_reading_what_the_change_made_at_import_runs(tmp_path: Path) -> None:
+    """Old (review31, MEDIUM): ``make()`` fills the registry at import, the
+    run makes it return ``str``; ``test_core.py`` names ``make``, so the
+    choice was per test, and ``test_util.py`` (its import runs the change
+    through the package's ``__init__``) was only collected: "passed",
+    while ``test_fmt`` fails. Its tests that name what the change reaches
+    (``fmt`` reads ``FORMATTERS``, which ``make()`` fills) run."""
+    root = project(tmp_path / "proj", REGISTRY)
+    selection = select_tests(root, ["mypkg/core.py"])
+    assert selection.importing == ("tests/test_util.py",)
+    changed = REGISTRY["mypkg/core.py"].replace("return double", "return str")
+    outcome = await verdict_on(root, "mypkg/core.py", changed)
+
+    assert outcome.unverified is None, outcome.detail
+    assert [b.path for b in outcome.blockers] == ["tests/test_util.py"], outcome.detail
+    assert "test_fmt" in outcome.blockers[0].message, outcome.blockers[0].message
+    # What the registry holds no name shows: the files run whole.
+    assert outcome.detail.startswith("2 of 3 tests passed"), outcome.detail
+    assert "mypkg/core.py:12 runs make at import (a module-level statement)" in outcome.detail
+
+
+async def test_coverage_chooses_in_the_files_whose_import_runs_the_change(
+    tmp_path: Path,
+) -> None:
+    """Old: a verdict chosen by coverage looked only at the files that
+    import the change by name. ``test_fmt`` runs ``double`` through the
+    registry; ``test_util.py`` reaches ``core.py`` only through the
+    package's ``__init__``: a bug in ``double`` passed it by."""
+    files = {
+        **REGISTRY,
+        "mypkg/core.py": (
+            "from mypkg.util import FORMATTERS\n\n\ndef double(x):\n    return 2 * x\n\n\n"
+            "FORMATTERS['double'] = double\n"
+        ),
+        "tests/test_core.py": TEST_CORE,
+    }
+    root = project(tmp_path / "proj", files)
+    workspace = FakeWorkspace({"mypkg/core.py": files["mypkg/core.py"]}, root=str(root))
+    gate = gate_for(root, launcher=KeptProcessLauncher())
+    try:
+        # A first run (a harmless change): no record yet, the files run whole.
+        harmless = files["mypkg/core.py"].replace("2 * x", "x * 2")
+        await changed(gate, workspace, "mypkg/core.py", harmless)
+        first = await verdict(gate, workspace, "mypkg/core.py")
+        gate.on_validated(2)
+        await changed(gate, workspace, "mypkg/core.py", harmless.replace("x * 2", "x * 3"))
+        seeded = await verdict(gate, workspace, "mypkg/core.py")
+    finally:
+        await gate.close()
+
+    assert (first.blockers, first.unverified) == ([], None), first.detail
+    assert seeded.unverified is None, seeded.detail
+    assert sorted(b.message.split(" failed")[0] for b in seeded.blockers) == [
+        "tests/test_core.py::test_double",
+        "tests/test_util.py::test_fmt",
+    ], seeded.detail
+    assert "selected by coverage: 2 tests ran a changed function (mypkg/core.py:double)" in (
+        seeded.detail
+    )
 
 
 def test_an_import_in_a_function_or_for_type_checking_runs_nothing_at_import(

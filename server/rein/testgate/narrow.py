@@ -38,7 +38,8 @@ definition (a module docstring, a module-level call, an ``if`` or ``try``
 holding more than definitions, imports and plain assignments); a
 change of comments only; a reached name
 in a ``conftest.py`` or in a module-level statement that is no definition
-(a call filling a registry at import); a reached name in a module that
+(a call filling a registry at import, ``REGISTRY[key] = make()``: a store
+into an object binds no name); a reached name in a module that
 looks names up by a computed ``getattr`` or defines ``__getattr__`` or
 ``__getattribute__`` (``getattr(self, "visit_" + kind)`` dispatch); a
 project that renames pytest's test functions or classes

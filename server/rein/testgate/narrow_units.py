@@ -204,10 +204,28 @@ def _units(
             # change in it is still outside any definition).
             units.append(Unit(first_line(node), last_line(node), frozenset(), frozenset()))
         else:
-            loose = not isinstance(node, ast.Assign | ast.AnnAssign)
+            # A plain assignment binds its names; any other statement (a
+            # call, ``REGISTRY[key] = make()``, ``obj.attr = ...``: what it
+            # fills no name shows) runs what it names at import: a hook.
+            loose = not (isinstance(node, ast.Assign | ast.AnnAssign) and _plain_targets(node))
             units.append(
                 Unit(first_line(node), last_line(node), bound_names(node), see(node), loose)
             )
+
+
+def _plain_targets(node: ast.Assign | ast.AnnAssign) -> bool:
+    """Every target a name (or a tuple or list of names)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    stack = list(targets)
+    while stack:
+        target = stack.pop()
+        if isinstance(target, ast.Tuple | ast.List):
+            stack.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            stack.append(target.value)
+        elif not isinstance(target, ast.Name):
+            return False
+    return True
 
 
 def _branches(node: ast.stmt) -> bool:

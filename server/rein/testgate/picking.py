@@ -5,7 +5,11 @@ reaches (:mod:`rein.testgate.narrow`), else the files whole.
 
 When coverage decides, the tests it never recorded (new ones, those of a
 test file no run has collected yet, a changed test file's) are chosen by
-the names, so no test goes unjudged; the detail says how many of each
+the names, so no test goes unjudged. The test files whose import runs the
+change through a package's ``__init__`` (:attr:`TestSelection.importing`)
+are chosen among as the others; in a choice by names, a selected file none
+of whose tests run is still imported (an import the change breaks fails
+it). The detail says how many of each
 ("selected by coverage: N; by imports: M") and why a change was left to
 the import graph. An *opaque* test (it started a child process that may
 run the workspace's code, :mod:`rein.testgate.children`, or a thread at
@@ -149,7 +153,11 @@ class Picker:
     def pick(self, selection: TestSelection, texts: Texts) -> Picked:
         """The tests of ``selection``'s files to run for the change
         (path -> its text before the run, now)."""
-        files = list(selection.files)
+        # A test file whose import runs the change (through a package's
+        # ``__init__``) is judged as the others: what the change made at
+        # import (a registry filled by a changed function) reaches its
+        # tests by names and by coverage alike (review31).
+        files = [*selection.files, *selection.importing]
         choice = (
             self.index.choose(texts, files, self.disk_text, selection.doctests)
             if len(self.index)
@@ -188,7 +196,11 @@ class Picker:
                 more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
                 also = f"; and {len(opaque)} tests {_OPAQUE}" if opaque else ""
                 named = {*narrowed.files, *more}
-                importing = [f for f in selection.importing if f not in named]
+                # Every selected file's import runs the change: one whose
+                # tests name none of it is collected, so an import the
+                # change breaks (a module-level statement, a function
+                # called there) is seen.
+                importing = [f for f in files if f not in named]
                 collected = ""
                 if importing:
                     collected = (
@@ -210,7 +222,7 @@ class Picker:
             if selection.importing:
                 also = f" and {len(selection.importing)} whose import runs the change"
             return Picked(
-                (*files, *selection.importing),
+                tuple(files),
                 None,
                 f"whole test files{also}: {narrowed}; not by coverage: {why}",
                 record=record,
@@ -221,14 +233,14 @@ class Picker:
             # undoing the run's change), which any stale record decides.
             self._undecided_records = 0
             self._decided = True
-        return self._by_coverage(selection, texts, choice)
+        return self._by_coverage(selection, files, texts, choice)
 
     def _by_coverage(
-        self, selection: TestSelection, texts: Texts, choice: CoverageChoice
+        self, selection: TestSelection, files: list[str], texts: Texts, choice: CoverageChoice
     ) -> Picked:
-        by_coverage = [n for f in selection.files for n in choice.selected.get(f, ())]
-        opaque = [o for f in selection.files for o in choice.opaque.get(f, ())]
-        rest = [f for f in selection.files if f in choice.unknown or f in choice.unrecorded]
+        by_coverage = [n for f in files for n in choice.selected.get(f, ())]
+        opaque = [o for f in files for o in choice.opaque.get(f, ())]
+        rest = [f for f in files if f in choice.unknown or f in choice.unrecorded]
         by_names: list[str] = []
         why = ""
         if rest and all(self.index.same_code(*texts[p]) for p in texts):
@@ -260,16 +272,16 @@ class Picker:
             f"{always}; "
             f"by imports: {len(by_names)} tests, classes or files no earlier run recorded{why}"
         )
-        files = tuple(f for f in selection.files if f in used)
+        run = tuple(f for f in files if f in used)
         untraced = tuple(sorted(choice.recorded))
         return Picked(
-            files,
+            run,
             only,
             note,
             by_coverage=True,
             record=bool(by_names),
             untraced=untraced,
-            whole=_collect_whole(files, choice, texts),
+            whole=_collect_whole(run, choice, texts),
         )
 
 
