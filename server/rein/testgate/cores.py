@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from rein.testgate.pytest_config import addopts
-from rein.testgate.recorder import RawCoverage
+from rein.testgate.recorder import RawCoverage, Where
 
 __all__ = [
     "AUTO_MAX",
@@ -113,13 +113,17 @@ def merged_coverage(records: Sequence[RawCoverage | None]) -> RawCoverage | None
     if len(whole) == 1:
         return whole[0]
     merged = RawCoverage()
-    imports: dict[str, frozenset[tuple[str, int]]] = {}
+    imports: dict[str, frozenset[Where]] = {}
     collected: dict[str, tuple[str, ...]] = {}
     for record in whole:
         merged.tests.update(record.tests)
         merged.opaque.update(record.opaque)
         merged.reads.update(record.reads)
         merged.shared |= record.shared
+        merged.test_lines.update(record.test_lines)
+        _add_lines(merged.shared_lines, record.shared_lines)
+        for file, lines in record.import_lines.items():
+            _add_lines(merged.import_lines.setdefault(file, {}), lines)
         for file, ran in record.imports.items():
             imports[file] = imports.get(file, frozenset()) | ran
         for file, nodes in record.collected.items():
@@ -127,6 +131,11 @@ def merged_coverage(records: Sequence[RawCoverage | None]) -> RawCoverage | None
     merged.imports, merged.collected = imports, collected
     merged.files = tuple(sorted({f for r in whole for f in r.files}))
     return merged
+
+
+def _add_lines(into: dict[Where, frozenset[int]], lines: dict[Where, frozenset[int]]) -> None:
+    for where, ran in lines.items():
+        into[where] = into[where] | ran if where in into else ran
 
 
 def own_xdist(root: Path) -> bool:

@@ -63,10 +63,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rein.testgate.file_model import MODULE, FileModel, digest, memo_reach, model_of, under_memo
+from rein.testgate.file_model import (
+    MODULE,
+    FileModel,
+    digest,
+    function_nodes,
+    memo_reach,
+    model_of,
+    under_memo,
+)
 from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
-from rein.testgate.snapshots import Snapshot, Unit, read_changed, recorded_by, same_ground
+from rein.testgate.snapshots import (
+    Snapshot,
+    Spans,
+    Unit,
+    hits,
+    line_paths,
+    read_changed,
+    recorded_by,
+    same_ground,
+)
+from rein.testgate.statements import Shape, changed_spans, shape_of
 
 __all__ = [
     "CoverageChoice",
@@ -113,6 +131,9 @@ class CoverageChoice:
     unknown: list[str] = field(default_factory=list)
     #: Functions that changed (``file:function``), for the detail.
     changed: list[str] = field(default_factory=list)
+    #: Tests that ran a changed function but none of its changed
+    #: statements (told by line): left out.
+    by_line: int = 0
     #: Every test of the test files has a record that can still be used
     #: (no module-level change since, nothing that ran outside the tests
     #: changed since): a run of them need not record.
@@ -135,6 +156,10 @@ class CoverageIndex:
         self._snapshots: list[Snapshot] = []
         self._order = 0
         self._models: dict[str, FileModel | None] = {}
+        #: A model's text (by its hash), for its functions' statements.
+        self._texts: dict[str, str] = {}
+        #: (a text's hash, a function's qualified name) -> its statements.
+        self._shapes: dict[tuple[str, str], Shape | None] = {}
 
     def __len__(self) -> int:
         return len(self._snapshots)
@@ -143,7 +168,26 @@ class CoverageIndex:
         sha = self.parses.digest(text)
         if sha not in self._models:
             self._models[sha] = model_of(text, self.parses.tree)
+            self._texts[sha] = text
         return self._models[sha]
+
+    def _shape(self, model: FileModel, name: str) -> Shape | None:
+        key = (model.sha, name)
+        if key not in self._shapes:
+            text = self._texts.get(model.sha)
+            node = None if text is None else function_nodes(self.parses.tree(text)).get(name)
+            self._shapes[key] = None if node is None else shape_of(node)
+        return self._shapes[key]
+
+    def _spans(self, then: FileModel, now: FileModel, name: str) -> Spans | None:
+        """The lines, in ``then``'s text, of the statements of function
+        ``name`` that differ in ``now`` (:mod:`rein.testgate.statements`);
+        None when that cannot be told (the function is new or gone, its
+        statements are not the same list, its compiled frame may differ)."""
+        old, new = self._shape(then, name), self._shape(now, name)
+        if old is None or new is None:
+            return None
+        return changed_spans(old, new) or None
 
     def prepare(self, text: str) -> None:
         """Make ``text``'s model now (a verdict will ask for it)."""
@@ -188,6 +232,25 @@ class CoverageIndex:
                     found.add(unit)
             return frozenset(found)
 
+        interned: dict[frozenset[int], frozenset[int]] = {}
+
+        def by_unit(lines: Mapping[tuple[str, int], frozenset[int]]) -> dict[Unit, frozenset[int]]:
+            """Where -> lines as function -> lines (the lines of a function's
+            nested code objects are its own)."""
+            out: dict[Unit, frozenset[int]] = {}
+            for row, ran in lines.items():
+                if row not in seen:
+                    model = files.get(row[0])
+                    if model is None:
+                        continue
+                    name = model.function_at(row[1])
+                    seen[row] = (row[0], name) if name != MODULE else None
+                unit = seen[row]
+                if unit is not None:
+                    ran = out[unit] | ran if unit in out else ran
+                    out[unit] = interned.setdefault(ran, ran)
+            return out
+
         tests: dict[str, frozenset[Unit]] = {}
         for node, rows in raw.tests.items():
             ran = units(rows) if rows is not None else None
@@ -196,7 +259,9 @@ class CoverageIndex:
         shared = units(raw.shared)
         if shared is None:
             return  # what ran at import is not known: nothing can be told
+        shared_lines = by_unit(raw.shared_lines)
         imports: dict[str, frozenset[Unit]] = {}
+        import_lines: dict[str, dict[Unit, frozenset[int]]] = {}
         for test_file, rows in sorted(raw.imports.items()):
             ran = units(rows)
             if ran is None:
@@ -211,6 +276,11 @@ class CoverageIndex:
                 own = frozenset()
             imports[test_file] = own
             shared |= ran - own
+            lines = by_unit(raw.import_lines.get(test_file, {}))
+            import_lines[test_file] = {u: r for u, r in lines.items() if u in own}
+            for unit, r in lines.items():
+                if unit not in own:
+                    shared_lines[unit] = shared_lines[unit] | r if unit in shared_lines else r
         collected = {k: v for k, v in raw.collected.items() if k in files}
         self._order += 1
         opaque = {k: v for k, v in raw.opaque.items() if k in tests}
@@ -221,6 +291,8 @@ class CoverageIndex:
                 reads[node] = {p: None if t is None else digest(t) for p, t in texts.items()}
         snap = Snapshot(self._order, files, tests, shared, collected, opaque, reads, imports)
         snap.memo_reach = memo_reach(files.values())
+        snap.paths = line_paths({n: by_unit(raw.test_lines.get(n, {})) for n in tests})
+        snap.shared_lines, snap.import_lines = shared_lines, import_lines
         self._snapshots.append(snap)
         self._trim()
 
@@ -249,6 +321,8 @@ class CoverageIndex:
         others = [k for k in self._models if k not in used][::-1][:spare]
         keep = used | set(others)
         self._models = {k: v for k, v in self._models.items() if k in keep}
+        self._texts = {k: v for k, v in self._texts.items() if k in keep}
+        self._shapes = {k: v for k, v in self._shapes.items() if k[0] in keep}
 
     def choose(
         self,
@@ -270,7 +344,7 @@ class CoverageIndex:
             why = _not_decidable(path, before, now)
             if why is not None:
                 choice.undecided[path] = why
-        valid: list[tuple[Snapshot, set[Unit]]] = []
+        valid: list[tuple[Snapshot, dict[Unit, Spans | None]]] = []
         skipped: list[str] = []
         # Changed file -> why a void snapshot leaves it undecided, and what
         # ran outside that snapshot's tests and changed.
@@ -283,7 +357,13 @@ class CoverageIndex:
                     void.setdefault(path, (why, set()))
                 skipped.append(why)
                 continue  # changed since the recording: this snapshot is not used
-            outside = differs & snap.shared
+            # A changed function that ran outside the tests, unless none of
+            # its changed statements ran there (told by line).
+            outside = {
+                unit
+                for unit in differs.keys() & snap.shared
+                if hits(snap.shared_lines.get(unit), differs[unit])
+            }
             for path, name in sorted(outside):
                 if path in changed:
                     why = (
@@ -295,8 +375,10 @@ class CoverageIndex:
                 skipped.append(f"{sorted(outside)[0][1]} ran outside the tests")
             else:
                 valid.append((snap, differs))
-        shared = {unit for s, _ in valid for unit in s.shared}
-        differs = {unit for _, d in valid for unit in d}
+        # What a valid snapshot saw run outside its tests unchanged (one that
+        # changed there ran none of its changed lines there: told by line).
+        shared = {unit for s, d in valid for unit in s.shared if unit not in d}
+        changed_units = {unit for _, d in valid for unit in d}
         for path in changed:
             if path in choice.undecided:
                 continue
@@ -304,7 +386,7 @@ class CoverageIndex:
                 since = f" ({skipped[0]} since the recording)" if skipped else ""
                 why = void.get(path, (f"{path}: no valid coverage record of it{since}",))[0]
                 choice.undecided[path] = why
-            elif path in void and (void[path][1] & differs) - shared:
+            elif path in void and (void[path][1] & changed_units) - shared:
                 # What ran outside a void snapshot's tests differs from a
                 # valid one's code, which did not see it run outside them.
                 choice.undecided[path] = void[path][0]
@@ -313,19 +395,23 @@ class CoverageIndex:
             test_files, [s for s, _ in valid]
         )
         if not choice.undecided:
+            by_line: dict[tuple[int, Unit], tuple[frozenset[str], frozenset[str]]] = {}
             for test_file in test_files:
-                self._pick(test_file, valid, changed, disk_text, choice, test_file in doctests)
+                self._pick(
+                    test_file, valid, changed, disk_text, choice, test_file in doctests, by_line
+                )
         self._prune(MAX_SPARE_MODELS)
         return choice
 
     def _pick(
         self,
         test_file: str,
-        valid: Sequence[tuple[Snapshot, set[Unit]]],
+        valid: Sequence[tuple[Snapshot, dict[Unit, Spans | None]]],
         changed: Mapping[str, tuple[str | None, str | None]],
         disk_text: Callable[[str], str | None],
         choice: CoverageChoice,
         doctest: bool = False,
+        by_line: dict[tuple[int, Unit], tuple[frozenset[str], frozenset[str]]] | None = None,
     ) -> None:
         """Sort ``test_file``'s tests into selected and unrecorded."""
         ids = next((s.collected[test_file] for s, _ in valid if test_file in s.collected), None)
@@ -346,12 +432,20 @@ class CoverageIndex:
                 unrecorded.append(node)
             elif node in found[0].opaque:
                 choice.opaque.setdefault(test_file, []).append((node, found[0].opaque[node]))
-            elif (
-                found[0].tests[node] & found[1]
-                or found[0].imports.get(test_file, frozenset()) & found[1]
-                or read_changed(found[0], node, changed, disk_text, self.parses.digest)
-            ):
+            elif read_changed(found[0], node, changed, disk_text, self.parses.digest):
                 picked.append(node)
+            else:
+                snap, differs = found
+                ran = snap.tests[node] & differs.keys()
+                imported = snap.imports.get(test_file, frozenset()) & differs.keys()
+                if _reached(
+                    snap, differs, node, ran, by_line if by_line is not None else {}
+                ) or any(
+                    hits(snap.import_lines.get(test_file, {}).get(u), differs[u]) for u in imported
+                ):
+                    picked.append(node)
+                elif ran or imported:
+                    choice.by_line += 1  # it ran a changed function, no changed line
         choice.selected[test_file] = picked
         if unrecorded:
             choice.unrecorded[test_file] = unrecorded
@@ -396,10 +490,12 @@ class CoverageIndex:
         snap: Snapshot,
         changed: Mapping[str, tuple[str | None, str | None]],
         disk_text: Callable[[str], str | None],
-    ) -> set[Unit] | tuple[str, str]:
+    ) -> dict[Unit, Spans | None] | tuple[str, str]:
         """The functions of ``snap``'s files that differ before the run or
-        now; or (a file, why) when one differs at module level."""
-        differs: set[Unit] = set()
+        now, each with the lines of its statements that do (in the
+        snapshot's text; None: not told, the whole function); or (a file,
+        why) when one differs at module level."""
+        differs: dict[Unit, Spans | None] = {}
         for path, then in snap.files.items():
             texts = changed.get(path)
             if texts is None:
@@ -427,8 +523,36 @@ class CoverageIndex:
                                 f"{path}: {name} may run under a memoized function "
                                 "(its cache serves tests whose records never show it)"
                             )
-                        differs.add((path, name))
+                        spans = self._spans(then, model, name)
+                        if (path, name) in differs:
+                            was = differs[(path, name)]
+                            spans = None if was is None or spans is None else was + spans
+                        differs[(path, name)] = spans
         return differs
+
+
+def _reached(
+    snap: Snapshot,
+    differs: Mapping[Unit, Spans | None],
+    node: str,
+    ran: Iterable[Unit],
+    by_line: dict[tuple[int, Unit], tuple[frozenset[str], frozenset[str]]],
+) -> bool:
+    """Test ``node`` ran one of the changed functions ``ran``, and a
+    changed statement of it (or its lines there are not known, or the
+    change is not told by line); ``by_line``: what each function's lines
+    told, kept for the verdict's other tests."""
+    for unit in ran:
+        spans = differs[unit]
+        if spans is None:
+            return True
+        key = (snap.order, unit)
+        if key not in by_line:
+            by_line[key] = snap.by_line(unit, spans)
+        known, hit = by_line[key]
+        if node not in known or node in hit:
+            return True
+    return False
 
 
 def _imported_elsewhere(

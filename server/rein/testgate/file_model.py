@@ -19,7 +19,15 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["MODULE", "FileModel", "digest", "memo_reach", "model_of", "under_memo"]
+__all__ = [
+    "MODULE",
+    "FileModel",
+    "digest",
+    "function_nodes",
+    "memo_reach",
+    "model_of",
+    "under_memo",
+]
 
 #: The function a line outside every function maps to (the skeleton).
 MODULE = "<module>"
@@ -141,6 +149,26 @@ def model_of(text: str, parse: Callable[[str], ast.Module] = ast.parse) -> FileM
         names,
         frozenset(memoized),
     )
+
+
+def function_nodes(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Each function of ``tree`` by the qualified name :func:`model_of`
+    gives it (``C.f``; ``f#2`` for a second ``f`` there)."""
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+
+    def walk(body: Sequence[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                name, again = prefix + node.name, 1
+                while name in found:
+                    again += 1
+                    name = f"{prefix}{node.name}#{again}"
+                found[name] = node
+            elif isinstance(node, ast.ClassDef):
+                walk(node.body, f"{prefix}{node.name}.")
+
+    walk(tree.body, "")
+    return found
 
 
 def _names(node: ast.AST) -> frozenset[str]:

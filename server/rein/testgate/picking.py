@@ -267,9 +267,12 @@ class Picker:
         if opaque:
             whys = sorted({w for _, w in opaque})
             always = f"; always: {len(opaque)} tests {_OPAQUE} ({'; '.join(whys[:3])})"
+        spared = ""
+        if choice.by_line:
+            spared = f"; {choice.by_line} more ran it but none of its changed lines (left out)"
         note = (
             f"selected by coverage: {len(by_coverage)} tests ran a changed function ({changed})"
-            f"{always}; "
+            f"{spared}{always}; "
             f"by imports: {len(by_names)} tests, classes or files no earlier run recorded{why}"
         )
         run = tuple(f for f in files if f in used)

@@ -83,6 +83,7 @@ __all__ = [
     "COVERAGE_PLUGIN",
     "UNTRACED_ENV",
     "RawCoverage",
+    "Where",
     "read_coverage",
     "write_plugin",
 ]
@@ -131,19 +132,42 @@ _OPAQUE_SHARED = []
 _READS = {}
 _NOW = [None]
 _MINE = {}
+# The workspace's code objects (True) and the others (False).
+_CODE_MINE = {}
+# (id of the set a code object went to, the code object) -> the lines it ran.
+_LINES = {}
 
 
 def _trace(frame, event, arg):
     global _add
-    _add(frame.f_code)
-    if frame.f_code.co_name == "<module>":
-        # An import, even one a test makes: what it runs is shared; but
-        # a module pytest itself imports outside the tests (a test file's
-        # collection) is kept apart by its file, for the index to tell.
-        outer = not _OUTER and _NOW[0] is None and not _SKIPPING[0] and _add == _SHARED.add
-        _OUTER.append(_add)
-        _add = _BY_MODULE.setdefault(frame.f_code.co_filename, set()).add if outer else _SHARED.add
-        return _imported
+    code = frame.f_code
+    _add(code)
+    if code.co_name != "<module>":
+        mine = _CODE_MINE.get(code)
+        if mine is None:
+            mine = _CODE_MINE[code] = _mine(code.co_filename)
+        if not mine:
+            return None
+        # The lines this frame runs go where its code object went.
+        key = (id(_add.__self__), code)
+        lines = _LINES.get(key)
+        if lines is None:
+            lines = _LINES[key] = set()
+        note = lines.add
+
+        def _lines(frame, event, arg):
+            if event == "line":
+                note(frame.f_lineno)
+            return _lines
+
+        return _lines
+    # An import, even one a test makes: what it runs is shared; but a
+    # module pytest itself imports outside the tests (a test file's
+    # collection) is kept apart by its file, for the index to tell.
+    outer = not _OUTER and _NOW[0] is None and not _SKIPPING[0] and _add == _SHARED.add
+    _OUTER.append(_add)
+    _add = _BY_MODULE.setdefault(code.co_filename, set()).add if outer else _SHARED.add
+    return _imported
 
 
 def _imported(frame, event, arg):
@@ -429,7 +453,34 @@ def pytest_sessionfinish(session):
             imports[file] = rows(codes)
         else:  # a conftest.py, a module of the project's (its doctests too)
             _SHARED.update(codes)
+    # The lines each test (outside the tests, each test file's import) ran
+    # of each function: a list of the distinct line sets, each row naming
+    # one by its place in it.
+    contexts = {id(_SHARED): ("shared", "")}
+    for node, codes in _TESTS.items():
+        if codes is not None:
+            contexts[id(codes)] = ("tests", node)
+    for name, codes in _BY_MODULE.items():
+        file = name[len(root):] if name.startswith(root) else None
+        contexts[id(codes)] = ("imports", file) if file in _TEST_MODULES else ("shared", "")
+    paths, places = [], {}
+    line_rows = {"tests": {}, "shared": [], "imports": {}}
+    for (bucket, code), ran in _LINES.items():
+        context, w = contexts.get(bucket), where(code)
+        if context is None or w is None or not ran:
+            continue
+        ran = tuple(sorted(ran))
+        if ran not in places:
+            places[ran] = len(paths)
+            paths.append(ran)
+        row = [w[0], w[1], places[ran]]
+        if context[0] == "shared":
+            line_rows["shared"].append(row)
+        else:
+            line_rows[context[0]].setdefault(context[1], []).append(row)
     record = {
+        "paths": paths,
+        "lines": line_rows,
         "tests": {k: (None if v is None else rows(v)) for k, v in _TESTS.items()},
         "opaque": {
             k: _OPAQUE.get(k) or _OPAQUE_SHARED[0] + " (outside the tests)"
@@ -476,10 +527,27 @@ class RawCoverage:
     #: Test file -> what its import at the collection ran (each of its
     #: tests depends on it; see the module docstring).
     imports: dict[str, frozenset[Where]] = field(default_factory=dict)
+    #: The lines each function ran: node id -> where -> its lines (in the
+    #: run's text of the function's file) ...
+    test_lines: dict[str, dict[Where, frozenset[int]]] = field(default_factory=dict)
+    #: ... outside the tests ...
+    shared_lines: dict[Where, frozenset[int]] = field(default_factory=dict)
+    #: ... and at each test file's import.
+    import_lines: dict[str, dict[Where, frozenset[int]]] = field(default_factory=dict)
 
 
 def _wheres(rows: Any) -> frozenset[Where]:
     return frozenset((str(r[0]), int(r[1])) for r in rows)
+
+
+def _lines(rows: Any, paths: list[frozenset[int]]) -> dict[Where, frozenset[int]]:
+    """Rows of ``[file, first line, place in paths]`` as where -> lines (a
+    function with two code objects, or run twice: their lines together)."""
+    out: dict[Where, frozenset[int]] = {}
+    for row in rows:
+        where, ran = (str(row[0]), int(row[1])), paths[int(row[2])]
+        out[where] = out[where] | ran if where in out else ran
+    return out
 
 
 def read_coverage(path: Path) -> RawCoverage | None:
@@ -491,7 +559,7 @@ def read_coverage(path: Path) -> RawCoverage | None:
             str(node): None if rows is None else _wheres(rows)
             for node, rows in data["tests"].items()
         }
-        return RawCoverage(
+        raw = RawCoverage(
             tests=tests,
             opaque={str(k): str(v) for k, v in data["opaque"].items()},
             shared=_wheres(data["shared"]),
@@ -500,5 +568,11 @@ def read_coverage(path: Path) -> RawCoverage | None:
             reads={str(k): tuple(map(str, v)) for k, v in data.get("reads", {}).items()},
             imports={str(k): _wheres(v) for k, v in data.get("imports", {}).items()},
         )
+        paths = [frozenset(map(int, ran)) for ran in data.get("paths", ())]
+        lines = data.get("lines", {})
+        raw.test_lines = {str(k): _lines(v, paths) for k, v in lines.get("tests", {}).items()}
+        raw.shared_lines = _lines(lines.get("shared", ()), paths)
+        raw.import_lines = {str(k): _lines(v, paths) for k, v in lines.get("imports", {}).items()}
+        return raw
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None

@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 
 from rein.testgate.file_model import FileModel, digest
 
-__all__ = ["Snapshot", "Unit", "read_changed", "recorded_by", "same_ground"]
+__all__ = [
+    "Snapshot",
+    "Spans",
+    "Unit",
+    "hits",
+    "line_paths",
+    "read_changed",
+    "recorded_by",
+    "same_ground",
+]
 
 Unit = tuple[str, str]  # (file, function's qualified name)
 
@@ -37,6 +46,51 @@ class Snapshot:
     #: (:func:`~rein.testgate.file_model.memo_reach`): a change of one is
     #: no function's alone.
     memo_reach: frozenset[str] = frozenset()
+    #: Function -> the lines its tests ran of it, each set with the tests
+    #: that ran those (a test that ran it with no lines known is in none).
+    paths: dict[Unit, tuple[tuple[frozenset[int], frozenset[str]], ...]] = field(
+        default_factory=dict
+    )
+    #: Function -> the lines it ran outside the tests.
+    shared_lines: dict[Unit, frozenset[int]] = field(default_factory=dict)
+    #: Test file -> function -> the lines its import ran of it.
+    import_lines: dict[str, dict[Unit, frozenset[int]]] = field(default_factory=dict)
+
+    def by_line(self, unit: Unit, spans: Spans) -> tuple[frozenset[str], frozenset[str]]:
+        """The tests whose lines of ``unit`` are known, and of those the
+        ones that ran a line in ``spans`` (a changed statement's)."""
+        known: set[str] = set()
+        hit: set[str] = set()
+        for lines, nodes in self.paths.get(unit, ()):
+            known |= nodes
+            if hits(lines, spans):
+                hit |= nodes
+        return frozenset(known), frozenset(hit)
+
+
+Spans = tuple[tuple[int, int], ...]
+
+
+def hits(lines: frozenset[int] | None, spans: Spans | None) -> bool:
+    """``lines`` (None: not known) reach one of ``spans`` (None: all)."""
+    if lines is None or spans is None:
+        return True
+    return any(start <= line <= end for line in lines for start, end in spans)
+
+
+def line_paths(
+    lines: Mapping[str, Mapping[Unit, frozenset[int]]],
+) -> dict[Unit, tuple[tuple[frozenset[int], frozenset[str]], ...]]:
+    """Node id -> function -> its lines, as function -> each set of lines
+    with the tests that ran exactly those."""
+    grouped: dict[Unit, dict[frozenset[int], set[str]]] = {}
+    for node, units in lines.items():
+        for unit, ran in units.items():
+            grouped.setdefault(unit, {}).setdefault(ran, set()).add(node)
+    return {
+        unit: tuple((ran, frozenset(nodes)) for ran, nodes in paths.items())
+        for unit, paths in grouped.items()
+    }
 
 
 def same_ground(newer: Snapshot, older: Snapshot) -> bool:
