@@ -95,6 +95,7 @@ class WaveRuns(Protocol):
 
 
 __all__ = [
+    "EARLY_FOLLOW_FILES",
     "EARLY_FOLLOW_TESTS",
     "POLL_S",
     "Heard",
@@ -107,7 +108,7 @@ __all__ = [
 
 #: How often the first run's report is read for new failures.
 POLL_S = 0.02
-#: A first run of one test file and at most this many named tests (or
+#: A first run of a few test files and at most this many named tests (or
 #: classes) has its baseline run start beside it at once, not at its first
 #: failure: its collection is small beside the first run's, and on such a
 #: run a test fails near its end (toolz, cachetools: the first run 0.2-0.3 s,
@@ -115,6 +116,10 @@ POLL_S = 0.02
 #: Not a bigger run: collecting it twice at once slowed the first run
 #: (click's clean verdicts 0.5 → 0.9 s).
 EARLY_FOLLOW_TESTS = 50
+#: ... in at most this many test files (toolz: a change that two test
+#: files' tests reach waited 0.11-0.12 s after its first run for the
+#: baseline's start and collection, on a verdict of 0.22 s).
+EARLY_FOLLOW_FILES = 3
 
 #: What a line of the report says of a test: it failed and no in-process
 #: re-run follows ("failed"), or one follows ("retrying"); its in-process
@@ -257,9 +262,9 @@ class Waves:
         self._follows = _followable(targets, only)
         #: The baseline's run's feed, once it started with the first run.
         self._feed: Feed | None = None
-        #: The names given to the feed, and the test file they are of.
+        #: The names given to the feed, and the test files it collected.
         self._fed: set[str] = set()
-        self._follow_file = ""
+        self._follow_files: frozenset[str] = frozenset()
         #: Set when a run ended.
         self._changed = asyncio.Event()
         #: The runs' errors (a shadow that could not be built).
@@ -285,12 +290,13 @@ class Waves:
         if self._follows is None or self._feed is not None or not self._side_by_side:
             return
         targets, only = self._follows
-        if len(targets) == 1 and only is not None and len(only) <= EARLY_FOLLOW_TESTS:
-            self._start_follow(targets[0], list(only))
+        small = only is not None and len(only) <= EARLY_FOLLOW_TESTS
+        if small and len(targets) <= EARLY_FOLLOW_FILES:
+            self._start_follow(targets, list(only or ()))
 
-    def _start_follow(self, file: str, only: list[str] | None) -> None:
-        self._feed, self._follow_file = Feed(), file
-        run = self._runs.follow(self._feed, [file], only, self._baseline, self._deadline)
+    def _start_follow(self, files: Sequence[str], only: list[str] | None) -> None:
+        self._feed, self._follow_files = Feed(), frozenset(files)
+        run = self._runs.follow(self._feed, list(files), only, self._baseline, self._deadline)
         self._before.running = asyncio.ensure_future(run)
         self._before.running.add_done_callback(self._ran)
         self.count += 1
@@ -314,7 +320,7 @@ class Waves:
         if file not in targets:
             return
         self._start_follow(
-            file, None if only is None else [o for o in only if o.split("::")[0] == file]
+            [file], None if only is None else [o for o in only if o.split("::")[0] == file]
         )
 
     def _to_baseline(self, test: TestResult) -> None:
@@ -323,7 +329,7 @@ class Waves:
         if self._feed is None:
             self._follow(test)
         following = self._feed is not None and not self._feed.ended
-        if following and test.node_id.split("::")[0] == self._follow_file:
+        if following and test.node_id.split("::")[0] in self._follow_files:
             assert self._feed is not None
             self._fed.add(test.node_id)
             self._feed.give([test.node_id])
