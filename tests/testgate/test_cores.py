@@ -24,6 +24,7 @@ from rein.sandboxing.settings import SandboxSettings
 from rein.testgate import cores
 from rein.testgate.cores import Cores, Share
 from rein.testgate.gate import TestGate
+from rein.testgate.recorder import RawCoverage
 from rein.testgate.runner import RunnerSpec, run_tests
 from rein.testgate.shadow import build_shadow
 from rein.testgate.warm import WarmPytest
@@ -321,3 +322,25 @@ def test_the_learned_times_are_summed_as_a_scan_of_every_time_would() -> None:
     for file in ("tests/test_a.py", "tests/test_b.py", "tests/test_z.py", "tests/test_none.py"):
         known = [t for n, t in durations.items() if n.split("::")[0] == file]
         assert planner._file_weight(file, None) == (sum(known) if known else cores.UNKNOWN_FILE_S)
+
+
+def test_the_shares_records_are_merged_with_the_lines_each_ran() -> None:
+    one, two = RawCoverage(), RawCoverage()
+    one.tests = {"t.py::a": frozenset({("m.py", 1)})}
+    one.test_lines = {"t.py::a": {("m.py", 1): frozenset({2})}}
+    one.shared_lines = {("m.py", 5): frozenset({6})}
+    one.import_lines = {"t.py": {("m.py", 1): frozenset({2})}}
+    two.tests = {"u.py::b": frozenset({("m.py", 1)})}
+    two.test_lines = {"u.py::b": {("m.py", 1): frozenset({3})}}
+    two.shared_lines = {("m.py", 5): frozenset({7}), ("m.py", 9): frozenset({10})}
+    two.import_lines = {"t.py": {("m.py", 1): frozenset({4})}}
+    merged = cores.merged_coverage([one, two])
+
+    assert merged is not None
+    assert merged.test_lines == {
+        "t.py::a": {("m.py", 1): frozenset({2})},
+        "u.py::b": {("m.py", 1): frozenset({3})},
+    }
+    # What ran outside the tests, or at a file's import, in either share.
+    assert merged.shared_lines == {("m.py", 5): frozenset({6, 7}), ("m.py", 9): frozenset({10})}
+    assert merged.import_lines == {"t.py": {("m.py", 1): frozenset({2, 4})}}

@@ -343,3 +343,23 @@ def test_an_older_record_kept_for_an_undone_change_decides_only_what_it_knows() 
     # g at x * 9 stays, for g may be so again).
     index.add(newer, {"mod.py": MOD, T: TESTS}.get)
     assert len(index) == 2
+
+
+def test_a_tests_record_made_with_code_undone_since_gives_way_to_an_older_one() -> None:
+    # The newer run recorded test_fg while g was otherwise (a seed, undone
+    # since): by it, any change runs test_fg again, for g "changed". The
+    # older record, made with g as it is before the run, tells the truth.
+    index = index_of(raw(fg=[("mod.py", 6), ("mod.py", 10)], f=[("mod.py", 6)]))
+    seeded = MOD.replace("x * 2", "x * 9")
+    index.add(raw(fg=[("mod.py", 6), ("mod.py", 10)]), {"mod.py": seeded, T: TESTS}.get)
+    assert len(index) == 2
+    inner = MOD.replace("return LIMIT", "return LIMIT + 1")
+    choice = choose(index, inner)
+    assert choice.selected == {T: []}
+    assert choice.stale == []
+    # With only the newer record, test_fg runs, and is named for a new
+    # record (a run of it traces it again).
+    alone = index_of(raw(fg=[("mod.py", 6), ("mod.py", 10)]), {"mod.py": seeded})
+    choice = choose(alone, inner)
+    assert choice.selected == {T: [f"{T}::test_fg"]}
+    assert choice.stale == [f"{T}::test_fg"]

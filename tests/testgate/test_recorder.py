@@ -82,6 +82,13 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
     assert ("reg.py", 4) in raw.shared
     assert raw.tests[reads] == {("tests/test_r.py", 6)}
     assert {"reg.py", "late.py", "tests/test_r.py"} <= set(raw.files)
+    # And the lines each ran of each function (in the file as it ran).
+    assert raw.test_lines[late] == {
+        ("tests/test_r.py", 1): frozenset({2, 3}),
+        ("late.py", 6): frozenset({7}),
+    }
+    assert raw.test_lines[reads] == {("tests/test_r.py", 6): frozenset({7, 8})}
+    assert raw.shared_lines[("reg.py", 4)] == frozenset({5})
     # A child process, a thread: opaque, and only those; a read of source
     # text: the file read (pytest reading the files, at collection, counts
     # for nothing).
@@ -280,8 +287,10 @@ def test_what_a_test_files_import_ran_in_another_module_is_every_tests(
     # test_a's tests; tests/testgate/test_import_state.py).
     raw = record_of(tmp_path / "a", IMPORTS)
     assert raw.imports["tests/test_a.py"] == {("lib.py", 1)}
+    assert raw.import_lines["tests/test_a.py"] == {("lib.py", 1): frozenset({2})}
     assert ("lib.py", 1) not in raw.shared
     assert ("lib.py", 5) in raw.shared  # the conftest.py's
+    assert raw.shared_lines[("lib.py", 5)] == frozenset({6})
     for folder, new_lib, name in (("b", "return 1", "make"), ("c", "return 2", "other")):
         choice = _choose(tmp_path / folder, IMPORTS, LIB.replace(new_lib, "return 3"))
         assert choice.undecided == {

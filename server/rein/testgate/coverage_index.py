@@ -63,15 +63,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rein.testgate.file_model import (
-    MODULE,
-    FileModel,
-    digest,
-    function_nodes,
-    memo_reach,
-    model_of,
-    under_memo,
-)
+from rein.testgate.file_model import MODULE, FileModel, digest, memo_reach, model_of, under_memo
+from rein.testgate.models import Models
 from rein.testgate.parses import Parses
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.snapshots import (
@@ -84,7 +77,6 @@ from rein.testgate.snapshots import (
     recorded_by,
     same_ground,
 )
-from rein.testgate.statements import Shape, changed_spans, shape_of
 
 __all__ = [
     "CoverageChoice",
@@ -134,6 +126,10 @@ class CoverageChoice:
     #: Tests that ran a changed function but none of its changed
     #: statements (told by line): left out.
     by_line: int = 0
+    #: Selected tests whose only record was made while a function they ran
+    #: was otherwise than before the run (a change undone since): a run of
+    #: them records them again.
+    stale: list[str] = field(default_factory=list)
     #: Every test of the test files has a record that can still be used
     #: (no module-level change since, nothing that ran outside the tests
     #: changed since): a run of them need not record.
@@ -155,39 +151,13 @@ class CoverageIndex:
         self.parses = parses or Parses()
         self._snapshots: list[Snapshot] = []
         self._order = 0
-        self._models: dict[str, FileModel | None] = {}
-        #: A model's text (by its hash), for its functions' statements.
-        self._texts: dict[str, str] = {}
-        #: (a text's hash, a function's qualified name) -> its statements.
-        self._shapes: dict[tuple[str, str], Shape | None] = {}
+        self._models = Models(self.parses)
 
     def __len__(self) -> int:
         return len(self._snapshots)
 
     def _model(self, text: str) -> FileModel | None:
-        sha = self.parses.digest(text)
-        if sha not in self._models:
-            self._models[sha] = model_of(text, self.parses.tree)
-            self._texts[sha] = text
-        return self._models[sha]
-
-    def _shape(self, model: FileModel, name: str) -> Shape | None:
-        key = (model.sha, name)
-        if key not in self._shapes:
-            text = self._texts.get(model.sha)
-            node = None if text is None else function_nodes(self.parses.tree(text)).get(name)
-            self._shapes[key] = None if node is None else shape_of(node)
-        return self._shapes[key]
-
-    def _spans(self, then: FileModel, now: FileModel, name: str) -> Spans | None:
-        """The lines, in ``then``'s text, of the statements of function
-        ``name`` that differ in ``now`` (:mod:`rein.testgate.statements`);
-        None when that cannot be told (the function is new or gone, its
-        statements are not the same list, its compiled frame may differ)."""
-        old, new = self._shape(then, name), self._shape(now, name)
-        if old is None or new is None:
-            return None
-        return changed_spans(old, new) or None
+        return self._models.model(text)
 
     def prepare(self, text: str) -> None:
         """Make ``text``'s model now (a verdict will ask for it)."""
@@ -319,10 +289,7 @@ class CoverageIndex:
         """Keep the models the snapshots use and the ``spare`` newest others."""
         used = {m.sha for s in self._snapshots for m in s.files.values()}
         others = [k for k in self._models if k not in used][::-1][:spare]
-        keep = used | set(others)
-        self._models = {k: v for k, v in self._models.items() if k in keep}
-        self._texts = {k: v for k, v in self._texts.items() if k in keep}
-        self._shapes = {k: v for k, v in self._shapes.items() if k[0] in keep}
+        self._models.keep(used | set(others))
 
     def choose(
         self,
@@ -345,12 +312,14 @@ class CoverageIndex:
             if why is not None:
                 choice.undecided[path] = why
         valid: list[tuple[Snapshot, dict[Unit, Spans | None]]] = []
+        # Snapshot -> its functions whose code differs before the run.
+        stale: dict[int, set[Unit]] = {}
         skipped: list[str] = []
         # Changed file -> why a void snapshot leaves it undecided, and what
         # ran outside that snapshot's tests and changed.
         void: dict[str, tuple[str, set[Unit]]] = {}
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
-            differs = self._diff(snap, changed, disk_text)
+            differs = self._diff(snap, changed, disk_text, stale.setdefault(snap.order, set()))
             if isinstance(differs, tuple):
                 path, why = differs
                 if path in changed:
@@ -398,7 +367,14 @@ class CoverageIndex:
             by_line: dict[tuple[int, Unit], tuple[frozenset[str], frozenset[str]]] = {}
             for test_file in test_files:
                 self._pick(
-                    test_file, valid, changed, disk_text, choice, test_file in doctests, by_line
+                    test_file,
+                    valid,
+                    changed,
+                    disk_text,
+                    choice,
+                    test_file in doctests,
+                    by_line,
+                    stale,
                 )
         self._prune(MAX_SPARE_MODELS)
         return choice
@@ -412,6 +388,7 @@ class CoverageIndex:
         choice: CoverageChoice,
         doctest: bool = False,
         by_line: dict[tuple[int, Unit], tuple[frozenset[str], frozenset[str]]] | None = None,
+        stale: Mapping[int, set[Unit]] | None = None,
     ) -> None:
         """Sort ``test_file``'s tests into selected and unrecorded."""
         ids = next((s.collected[test_file] for s, _ in valid if test_file in s.collected), None)
@@ -427,7 +404,18 @@ class CoverageIndex:
         picked: list[str] = []
         unrecorded: list[str] = []
         for node in ids:
-            found = next(((s, d) for s, d in valid if node in s.tests), None)
+            # Its newest record made with the code it ran as it was before
+            # the run (one made while a function it ran was otherwise, a
+            # change undone since, would run it again), else its newest.
+            holding = [(s, d) for s, d in valid if node in s.tests]
+            found = next(
+                (
+                    (s, d)
+                    for s, d in holding
+                    if not s.tests[node] & (stale or {}).get(s.order, set())
+                ),
+                holding[0] if holding else None,
+            )
             if found is None:
                 unrecorded.append(node)
             elif node in found[0].opaque:
@@ -444,6 +432,8 @@ class CoverageIndex:
                     hits(snap.import_lines.get(test_file, {}).get(u), differs[u]) for u in imported
                 ):
                     picked.append(node)
+                    if snap.tests[node] & (stale or {}).get(snap.order, set()):
+                        choice.stale.append(node)
                 elif ran or imported:
                     choice.by_line += 1  # it ran a changed function, no changed line
         choice.selected[test_file] = picked
@@ -490,11 +480,13 @@ class CoverageIndex:
         snap: Snapshot,
         changed: Mapping[str, tuple[str | None, str | None]],
         disk_text: Callable[[str], str | None],
+        stale: set[Unit] | None = None,
     ) -> dict[Unit, Spans | None] | tuple[str, str]:
         """The functions of ``snap``'s files that differ before the run or
         now, each with the lines of its statements that do (in the
         snapshot's text; None: not told, the whole function); or (a file,
-        why) when one differs at module level."""
+        why) when one differs at module level. ``stale`` gets those that
+        differ before the run."""
         differs: dict[Unit, Spans | None] = {}
         for path, then in snap.files.items():
             texts = changed.get(path)
@@ -503,7 +495,7 @@ class CoverageIndex:
                 texts = (text, text)
             if texts == (None, None) and path in snap.collected:
                 continue  # a test file gone: only pytest imported it, its tests go with it
-            for text in texts:
+            for at, text in enumerate(texts):
                 if text is None:
                     return path, f"{path} is gone, or its earlier text is not known"
                 model = self._model(text)
@@ -523,7 +515,9 @@ class CoverageIndex:
                                 f"{path}: {name} may run under a memoized function "
                                 "(its cache serves tests whose records never show it)"
                             )
-                        spans = self._spans(then, model, name)
+                        if at == 0 and stale is not None:
+                            stale.add((path, name))
+                        spans = self._models.spans(then, model, name)
                         if (path, name) in differs:
                             was = differs[(path, name)]
                             spans = None if was is None or spans is None else was + spans
