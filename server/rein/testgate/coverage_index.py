@@ -126,10 +126,7 @@ class CoverageChoice:
     #: Tests that ran a changed function but none of its changed
     #: statements (told by line): left out.
     by_line: int = 0
-    #: Selected tests whose only record was made while a function they ran
-    #: was otherwise than before the run (a change undone since): a run of
-    #: them records them again.
-    stale: list[str] = field(default_factory=list)
+
     #: Every test of the test files has a record that can still be used
     #: (no module-level change since, nothing that ran outside the tests
     #: changed since): a run of them need not record.
@@ -432,8 +429,6 @@ class CoverageIndex:
                     hits(snap.import_lines.get(test_file, {}).get(u), differs[u]) for u in imported
                 ):
                     picked.append(node)
-                    if snap.tests[node] & (stale or {}).get(snap.order, set()):
-                        choice.stale.append(node)
                 elif ran or imported:
                     choice.by_line += 1  # it ran a changed function, no changed line
         choice.selected[test_file] = picked

@@ -276,15 +276,13 @@ class Picker:
             f"by imports: {len(by_names)} tests, classes or files no earlier run recorded{why}"
         )
         run = tuple(f for f in files if f in used)
-        # A test whose only record is stale is traced again (once): the
-        # next verdict need not run it for a change since undone.
-        untraced = tuple(sorted(choice.recorded - set(choice.stale)))
+        untraced = tuple(sorted(choice.recorded))
         return Picked(
             run,
             only,
             note,
             by_coverage=True,
-            record=bool(by_names) or bool(choice.stale),
+            record=bool(by_names),
             untraced=untraced,
             whole=_collect_whole(run, choice, texts),
         )
