@@ -79,3 +79,34 @@ async def test_a_workspace_without_unsaved_documents_names_none(tmp_path: Path) 
     outcome = await verdict(gate, workspace, "mod.py")
 
     assert outcome.blockers == [] and "not saved" not in outcome.detail
+
+
+async def test_a_file_whose_import_runs_the_change_names_what_it_imports_unsaved(
+    tmp_path: Path,
+) -> None:
+    """Old (review31, LOW): a test file reaching the change only through a
+    package's ``__init__`` was left out of the files the note looks at."""
+    files = {
+        "mypkg/__init__.py": "from .core import *  # noqa\nfrom .util import slug  # noqa\n",
+        "mypkg/core.py": "def double(x):\n    return 2 * x\n",
+        "mypkg/util.py": "from mypkg.helper import SEP\n\n\ndef slug(s):\n    return s.replace(' ', SEP)\n",
+        "mypkg/helper.py": 'SEP = "-"\n',
+        "tests/test_util.py": (
+            "from mypkg.util import slug\n\n\ndef test_slug():\n    assert slug('a b') == 'a-b'\n"
+        ),
+    }
+    root = project(tmp_path / "proj", files)
+    workspace = EditorLike(
+        {"mypkg/core.py": files["mypkg/core.py"], "mypkg/helper.py": 'SEP = "+"\n'},
+        root=str(root),
+        unsaved=["mypkg/helper.py"],
+    )
+    gate = gate_for(root)
+    await changed(gate, workspace, "mypkg/core.py", "def double(x):\n    return x + x\n")
+
+    outcome = await verdict(gate, workspace, "mypkg/core.py")
+
+    assert outcome.blockers == [] and outcome.unverified is None, outcome.detail
+    assert outcome.detail.endswith(
+        "; not saved in the editor, so the tests read their saved text: mypkg/helper.py"
+    ), outcome.detail

@@ -391,7 +391,9 @@ class TestGate:
             self.timings["first_to_verdict"] = ended - self._first_ended
         self.timings["judgement"] = ended - started
         seen = self.runs.seen or ([walk] if walk is not None else [])
-        return Judged(outcome, tuple(selection.files), self.timings, seen)
+        # The files whose import runs the change import the unsaved ones too.
+        files = (*selection.files, *selection.importing)
+        return Judged(outcome, files, self.timings, seen)
 
     async def _judge(
         self, selection: TestSelection, changed: list[str], overlay: dict[str, str | None]
