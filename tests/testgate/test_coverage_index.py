@@ -359,3 +359,13 @@ def test_a_tests_record_made_with_code_undone_since_gives_way_to_an_older_one() 
     # With only the newer record, test_fg runs.
     alone = index_of(raw(fg=[("mod.py", 6), ("mod.py", 10)]), {"mod.py": seeded})
     assert choose(alone, inner).selected == {T: [f"{T}::test_fg"]}
+
+
+def test_an_older_record_of_another_path_does_not_stand_for_the_newest() -> None:
+    """review32 (MEDIUM): the older record saw test_t run f alone, the
+    newer (g seeded, undone since) f and g: what steered it into g is
+    nothing a snapshot compares (a data file, state). A change of g runs it."""
+    index = index_of(raw(t=[("mod.py", 6)], o=[("mod.py", 6)]))
+    seeded = MOD.replace("x * 2", "x * 9")
+    index.add(raw(t=[("mod.py", 6), ("mod.py", 10)]), {"mod.py": seeded, T: TESTS}.get)
+    assert choose(index, MOD.replace("x * 2", "x * 3")).selected == {T: [f"{T}::test_t"]}

@@ -451,3 +451,45 @@ def test_every_statement_that_ran_shows_a_line_in_its_span(
         parts[at][0] for at in sorted(ran) if not lines & set(range(parts[at][2], parts[at][3] + 1))
     ]
     assert missed == []
+
+
+SCOPES = """\
+def f(flag):
+    squares = [x * x for x in range(3)]
+    def g():
+        z = 1
+        yield z
+    if flag:
+        y = 0
+    return x, squares, g
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # x was the comprehension's own: now f's, and `return x` reads a
+        # local never set (UnboundLocalError where it read the global).
+        ("        y = 0", "        x = y = 0"),
+        # The nested def's local moves into f: the same names in all, other scopes.
+        ("        z = 1\n        yield z", "        y = 1\n        yield y"),
+        # The generator mark moves from g to f: f becomes a generator.
+        ("        y = 0", "        y = yield"),
+        # A walrus in a comprehension binds in f.
+        ("        y = 0", "        y = [(x := 0) for _ in ()]"),
+    ],
+)
+def test_a_name_or_mark_moved_between_scopes_cannot_be_told_by_lines(old: str, new: str) -> None:
+    """Old (review32, HIGH): the names bound in every scope were one set,
+    so moving a binding into f's own scope kept the signature and the test
+    that never ran the changed line was left out, while `return x` failed."""
+    now = SCOPES.replace(old, new)
+    assert now != SCOPES
+    if old == "        z = 1\n        yield z":
+        now = now.replace("        y = 0", "        z = 0")
+    assert spans(SCOPES, now) is None
+
+
+def test_within_one_scope_a_changed_statement_is_still_told() -> None:
+    assert spans(SCOPES, SCOPES.replace("z = 1", "z = 2")) == ((4, 4),)
+    assert spans(SCOPES, SCOPES.replace("y = 0", "y = 1")) == ((7, 7),)

@@ -401,18 +401,26 @@ class CoverageIndex:
         picked: list[str] = []
         unrecorded: list[str] = []
         for node in ids:
-            # Its newest record made with the code it ran as it was before
-            # the run (one made while a function it ran was otherwise, a
-            # change undone since, would run it again), else its newest.
+            # Its newest record; or, when that was made while a function it
+            # ran was otherwise (a change undone since: it would run again
+            # for it), an older one made with those functions as they were
+            # before the run that saw it run the same functions (one that
+            # saw others says another path, steered by what no snapshot
+            # compares: a data file, state, review32).
             holding = [(s, d) for s, d in valid if node in s.tests]
-            found = next(
-                (
-                    (s, d)
-                    for s, d in holding
-                    if not s.tests[node] & (stale or {}).get(s.order, set())
-                ),
-                holding[0] if holding else None,
-            )
+            found = holding[0] if holding else None
+            if found is not None and found[0].tests[node] & (stale or {}).get(
+                found[0].order, set()
+            ):
+                ran = found[0].tests[node]
+                found = next(
+                    (
+                        (s, d)
+                        for s, d in holding[1:]
+                        if s.tests[node] == ran and not ran & (stale or {}).get(s.order, set())
+                    ),
+                    found,
+                )
             if found is None:
                 unrecorded.append(node)
             elif node in found[0].opaque:

@@ -154,6 +154,9 @@ def _trace(frame, event, arg):
         if lines is None:
             lines = _LINES[key] = set()
         note = lines.add
+        # A generator resumed mid-line gets no line event for the rest of
+        # that line (CPython 3.11): the line it starts on has run.
+        note(frame.f_lineno)
 
         def _lines(frame, event, arg):
             if event == "line":

@@ -238,26 +238,86 @@ def _definition(
 def _signature(node: _Function) -> str:
     """A hash of what decides how the rest of the function compiles or is
     called (see the module docstring): its header, but not its decorators
-    (the caller compares those); every name bound anywhere inside it, nested
-    scopes included; its generator and coroutine marks, its ``__class__``
-    cell. A function that reads its own namespace (``locals()``, ``vars()``,
+    (the caller compares those); for the function and each scope nested in
+    it (a ``def``, a ``lambda``, a class body, a comprehension), in order,
+    the names bound in that scope and its marks (generator, coroutine,
+    ``global``/``nonlocal``, a ``__class__`` cell). Kept apart by scope: a
+    change that moves a name's binding from a comprehension into the
+    function makes the function's other reads of it local (review32). A
+    function that reads its own namespace (``locals()``, ``vars()``,
     ``dir()``, ``eval``, ``exec``) is hashed whole: no change of it is told
-    by lines. One walk of the tree."""
-    bound: set[str] = set()
-    marks: set[str] = set()
-    reads_namespace = False
+    by lines."""
+    scopes: list[str] = []
+    if _reads_namespace(node):
+        # What it reads (which names, in which order, each bound or not)
+        # can change with any statement: the whole function is its signature.
+        return _hash(type(node).__name__, _header(node), node.body)
+    _scope([node.args, *node.body], scopes, None)
+    return _hash(type(node).__name__, _header(node), "\x02".join(scopes))
+
+
+def _reads_namespace(node: _Function) -> bool:
     for item in _inside(node):
         match item:
+            case ast.Name(id=name) if name in _NAMESPACE_READERS:
+                return True
+            case ast.Call(func=ast.Name(id=name), args=[], keywords=[]) if (
+                name in _NAMESPACE_NO_ARG
+            ):
+                return True
+    return False
+
+
+def _scope(nodes: Sequence[ast.AST], scopes: list[str], walrus: set[str] | None) -> None:
+    """Add to ``scopes`` the names bound in the scope made of ``nodes`` and
+    its marks, then each scope nested in it (in the order they stand).
+    ``walrus``: where a ``:=`` in a comprehension binds (the nearest
+    enclosing scope that is not one), None outside a comprehension."""
+    bound: set[str] = set()
+    marks: set[str] = set()
+    at = len(scopes)
+    scopes.append("")
+    nested: list[tuple[list[ast.AST], set[str] | None, str]] = []
+    stack: list[ast.AST] = list(reversed(nodes))
+    while stack:
+        item = stack.pop()
+        children: list[ast.AST] | None = None
+        match item:
+            case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.Lambda():
+                if not isinstance(item, ast.Lambda):
+                    bound.add(item.name)
+                    children = [*item.decorator_list, *_outer_parts(item.args)]
+                    if item.returns is not None:
+                        children.append(item.returns)
+                    body: list[ast.AST] = [item.args, *item.body]
+                else:
+                    children = _outer_parts(item.args)
+                    body = [item.args, item.body]
+                nested.append((body, None, type(item).__name__))
+            case ast.ClassDef():
+                bound.add(item.name)
+                children = [*item.decorator_list, *item.bases, *item.keywords]
+                nested.append((list(item.body), None, "ClassDef"))
+            case ast.ListComp() | ast.SetComp() | ast.GeneratorExp() | ast.DictComp():
+                first, *rest = item.generators
+                children = [first.iter]  # evaluated in the enclosing scope
+                inner: list[ast.AST] = [first.target, *first.ifs]
+                for generator in rest:
+                    inner += [generator.target, generator.iter, *generator.ifs]
+                    if generator.is_async:
+                        marks.add("async comprehension")
+                if first.is_async:
+                    marks.add("async comprehension")
+                inner += [item.key, item.value] if isinstance(item, ast.DictComp) else [item.elt]
+                nested.append((inner, bound if walrus is None else walrus, type(item).__name__))
+            case ast.NamedExpr(target=ast.Name(id=name)):
+                bound.add(name)
+                if walrus is not None:
+                    walrus.add(name)
             case ast.Name(id=name, ctx=ast.Store() | ast.Del()):
                 bound.add(name)
             case ast.Name(id=name) if name in _CELL_NAMES:
                 marks.add(name)
-            case ast.Name(id=name) if name in _NAMESPACE_READERS:
-                reads_namespace = True
-            case ast.Call(func=ast.Name(id=name), args=[], keywords=[]) if (
-                name in _NAMESPACE_NO_ARG
-            ):
-                reads_namespace = True
             case ast.alias(name=name, asname=asname):
                 bound.add(asname or name.partition(".")[0])
             case (
@@ -268,26 +328,36 @@ def _signature(node: _Function) -> str:
                 bound.add(name)
             case ast.MatchMapping(rest=str(name)):
                 bound.add(name)
-            case (
-                ast.FunctionDef(name=name)
-                | ast.AsyncFunctionDef(name=name)
-                | ast.ClassDef(name=name)
-            ):
-                bound.add(name)
             case ast.arg(arg=name):
                 bound.add(name)
             case ast.Global(names=names) | ast.Nonlocal(names=names):
                 marks.update(f"{type(item).__name__}:{name}" for name in names)
             case ast.Yield() | ast.YieldFrom() | ast.Await() | ast.AsyncFor() | ast.AsyncWith():
                 marks.add(type(item).__name__)
-            case ast.comprehension(is_async=1):
-                marks.add("async comprehension")
-    header = _hash(type(node).__name__, _header(node))
-    if reads_namespace:
-        # What it reads (which names, in which order, each bound or not)
-        # can change with any statement: the whole function is its signature.
-        return _hash(header, node.body)
-    return _hash(header, "\x01".join(sorted(bound)), "\x01".join(sorted(marks)))
+        if children is None:
+            children = list(ast.iter_child_nodes(item))
+        stack.extend(reversed(children))
+    for body, into, kind in nested:
+        _scope_of(kind, body, scopes, into)
+    scopes[at] = "\x01".join([*sorted(bound), "|", *sorted(marks)])
+
+
+def _scope_of(kind: str, nodes: list[ast.AST], scopes: list[str], walrus: set[str] | None) -> None:
+    """A nested scope, named by its kind (a comprehension passes its
+    ``:=`` names on to ``walrus``)."""
+    scopes.append(kind)
+    comprehension = kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp")
+    _scope(nodes, scopes, walrus if comprehension else None)
+
+
+def _outer_parts(args: ast.arguments) -> list[ast.AST]:
+    """What of a nested function's arguments runs in the enclosing scope:
+    the defaults and the annotations."""
+    parts: list[ast.AST] = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+        if arg is not None and arg.annotation is not None:
+            parts.append(arg.annotation)
+    return parts
 
 
 def _inside(node: _Function) -> Iterator[ast.AST]:
