@@ -209,3 +209,32 @@ def test_a_test_whose_file_cannot_be_collected_again_is_reported_failing() -> No
     assert reported(test, again)
     assert not passed_again(TestResult(node_id=test, outcome="failed", file=test[:29]), again)
     assert not reported("toolz/tests/test_utils.py::test_x", again)
+
+
+async def test_a_conftest_the_change_breaks_blocks_on_it(tmp_path: Path) -> None:
+    """Old (review31, LOW 6): a ``conftest.py`` importing the package the
+    change breaks stopped pytest (exit 4, no report): "unverified", never
+    sent back to repair. The same run before the run imports it: a blocker."""
+    files = {
+        **PACKAGE,
+        "tests/conftest.py": "from mypkg.util import slug  # noqa\n",
+        "tests/test_x.py": "def test_x():\n    pass\n",
+    }
+    root = project(tmp_path / "proj", files)
+    outcome = await verdict_on(root, "mypkg/core.py", CIRCULAR)
+
+    assert outcome.unverified is None, outcome.detail
+    assert [b.path for b in outcome.blockers] == ["tests/conftest.py"], outcome.blockers
+    assert outcome.blockers[0].message.startswith("tests/conftest.py cannot be collected")
+    assert "circular import" in (outcome.blockers[0].context or "")
+    assert outcome.detail.startswith(
+        "no test ran: the change broke the import of tests/conftest.py"
+    )
+    # Broken before the run too: nothing the run did, still unverified.
+    broken = project(
+        tmp_path / "before",
+        {**files, "tests/conftest.py": "import not_installed_anywhere  # noqa\n"},
+    )
+    outcome = await verdict_on(broken, "mypkg/core.py", BODY)
+    assert outcome.blockers == []
+    assert outcome.unverified is not None and "not_installed_anywhere" in outcome.unverified

@@ -89,7 +89,13 @@ from rein.testgate.ahead import (
     ReadAhead,
     judgement_key,
 )
-from rein.testgate.judging import broke_import, could_not_judge, judge_failing, not_passed
+from rein.testgate.judging import (
+    broke_import,
+    conftest_error,
+    could_not_judge,
+    judge_failing,
+    not_passed,
+)
 from rein.testgate.overlays import current_texts, undone, unsaved_imported
 from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
@@ -513,6 +519,18 @@ class TestGate:
                 untraced=untraced,
             )
         if first.unverified is not None or first.nothing_collected:
+            conftest = conftest_error(first.output, shadow.root)
+            if conftest is not None:
+                # A conftest.py the change broke: the same run before the
+                # run imports it (and reports), or it was broken before.
+                then = await self.runs.as_before(
+                    targets, only, self._baseline(changed)[0], deadline
+                )
+                if then.unverified is None and not then.nothing_collected:
+                    return GateOutcome(
+                        [blocker_for(conftest, shadow, selection, changed)],
+                        detail=f"no test ran: the change broke the import of {conftest.node_id}",
+                    )
             return could_not_judge(first, selection, changed, shadow)
         broken = [r for r in first.failing if broke_import(r, changed)]
         failing = [r for r in first.failing if r not in broken]

@@ -6,7 +6,9 @@ run's); and why a verdict has none to judge, or no pass. Used by
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from rein.harness.gating.gate_types import GateOutcome
 from rein.testgate.junit import TestResult
@@ -170,4 +172,31 @@ def unreachable(paths: Sequence[str]) -> str:
         f"the change to {', '.join(paths)} lies under a symlinked folder (or an environment "
         "folder) that the shadow links to the real one: the shadow cannot hold the change "
         "without writing the workspace, so the tests would not see it"
+    )
+
+
+#: pytest's words when a ``conftest.py`` cannot be imported (exit 4, no report).
+_CONFTEST = re.compile(r"ImportError while loading conftest '([^']+)'\.")
+
+
+def conftest_error(output: str, root: Path) -> TestResult | None:
+    """The ``conftest.py`` under ``root`` that pytest could not import, as a
+    test file that cannot be collected (its error and traceback), from the
+    run's ``output``; None when it says no such thing."""
+    found = _CONFTEST.search(output)
+    if found is None:
+        return None
+    try:
+        path = Path(found.group(1)).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    text = output[found.end() :].strip()
+    errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    return TestResult(
+        node_id=path,
+        outcome="error",
+        message=errors[-1] if errors else "",
+        text=text,
+        file=path,
+        collection_error=True,
     )

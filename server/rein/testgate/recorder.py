@@ -297,9 +297,19 @@ def _watch():
     builtins.open = io.open = opened
 
 
+def _end():
+    # pytest stopped before the session's end (a conftest.py that cannot
+    # be imported): no tracer call while the interpreter tears down.
+    sys.settrace(None)
+    threading.settrace(None)
+
+
 def _begin():
     if _ON:
         return
+    import atexit
+
+    atexit.register(_end)
     _ON.append(os.getcwd())
     if _UNTRACED_FILE:
         with open(_UNTRACED_FILE, encoding="utf-8") as names:

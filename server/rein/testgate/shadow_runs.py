@@ -355,6 +355,23 @@ class ShadowRuns:
         if not task.cancelled() and task.exception() is not None:
             log.warning("tests gate: a coverage record was not kept: %s", task.exception())
 
+    async def as_before(
+        self,
+        targets: Sequence[str] | None,
+        only: list[str] | None,
+        baseline: dict[str, str | None],
+        deadline: float,
+    ) -> TestRun:
+        """The first run's selection (``targets`` that existed before the
+        run, ``only``) in the shadow of the workspace before the run."""
+        files = None
+        if targets is not None:
+            files = [t for t in targets if self._before_exists(t.split("::")[0], baseline)]
+            if not files:
+                return TestRun(nothing_collected=True)
+        then, _ = await self.run_in("baseline", "before", baseline, files, deadline, only=only)
+        return then
+
     def _before_exists(self, path: str, baseline: dict[str, str | None]) -> bool:
         if path in baseline:
             return baseline[path] is not None
