@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rein.testgate.coverage_index import CoverageIndex, model_of
 from rein.testgate.picking import Picker, _under
-from rein.testgate.recorder import RawCoverage, read_coverage
+from rein.testgate.recorder import PARTIAL, RawCoverage, read_coverage
 from rein.testgate.selection import TestSelection
 
 MOD = (
@@ -369,3 +369,17 @@ def test_an_older_record_of_another_path_does_not_stand_for_the_newest() -> None
     seeded = MOD.replace("x * 2", "x * 9")
     index.add(raw(t=[("mod.py", 6), ("mod.py", 10)]), {"mod.py": seeded, T: TESTS}.get)
     assert choose(index, MOD.replace("x * 2", "x * 3")).selected == {T: [f"{T}::test_t"]}
+
+
+def test_a_line_set_the_recorder_left_partial_tells_nothing_by_line() -> None:
+    def index(lines: frozenset[int]) -> CoverageIndex:
+        record = raw(t=[("mod.py", 6)])
+        record.test_lines = {f"{T}::test_t": {("mod.py", 6): lines}}
+        return index_of(record)
+
+    changed = MOD.replace("x + 1", "x + 2")  # line 7
+    # Its record says it ran f's first line alone: left out, by line.
+    assert choose(index(frozenset({6})), changed).selected == {T: []}
+    # The recorder stopped tracing f by line (a hot function): it runs.
+    partial = frozenset({6, PARTIAL})
+    assert choose(index(partial), changed).selected == {T: [f"{T}::test_t"]}

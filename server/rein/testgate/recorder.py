@@ -81,6 +81,7 @@ from typing import Any
 __all__ = [
     "COVERAGE_ENV",
     "COVERAGE_PLUGIN",
+    "PARTIAL",
     "UNTRACED_ENV",
     "RawCoverage",
     "Where",
@@ -136,6 +137,12 @@ _MINE = {}
 _CODE_MINE = {}
 # (id of the set a code object went to, the code object) -> the lines it ran.
 _LINES = {}
+# A code object -> how many of its frames were traced by line.
+_CALLS = {}
+# In a line set: not all the lines it ran are known (a hot function or loop).
+_PARTIAL = -1
+_MAX_CALLS = 20000
+_MAX_LINES = 100000
 
 
 def _trace(frame, event, arg):
@@ -146,7 +153,14 @@ def _trace(frame, event, arg):
         mine = _CODE_MINE.get(code)
         if mine is None:
             mine = _CODE_MINE[code] = _mine(code.co_filename)
-        if not mine:
+        if mine is not True:
+            return None  # not the workspace's, or hot
+        calls = _CALLS[code] = _CALLS.get(code, 0) + 1
+        if calls > _MAX_CALLS:
+            # A hot function (a generator resumed a million times): traced
+            # by line no more, and its lines known nowhere (the session's
+            # end marks them so).
+            _CODE_MINE[code] = "hot"
             return None
         # The lines this frame runs go where its code object went.
         key = (id(_add.__self__), code)
@@ -157,10 +171,16 @@ def _trace(frame, event, arg):
         # A generator resumed mid-line gets no line event for the rest of
         # that line (CPython 3.11): the line it starts on has run.
         note(frame.f_lineno)
+        seen = [0]
 
         def _lines(frame, event, arg):
             if event == "line":
                 note(frame.f_lineno)
+                seen[0] += 1
+                if seen[0] > _MAX_LINES:
+                    # A hot loop: the rest of this frame untraced.
+                    note(_PARTIAL)
+                    frame.f_trace_lines = False
             return _lines
 
         return _lines
@@ -479,6 +499,8 @@ def pytest_sessionfinish(session):
     paths, places = [], {}
     line_rows = {"tests": {}, "shared": [], "imports": {}}
     for (bucket, code), ran in _LINES.items():
+        if _CODE_MINE.get(code) == "hot":
+            ran.add(_PARTIAL)
         context, w = contexts.get(bucket), where(code)
         if context is None or w is None or not ran:
             continue
@@ -523,6 +545,9 @@ def write_plugin(folder: Path) -> None:
 
 
 Where = tuple[str, int]
+#: In a record's line set: the lines it ran there are not all known (the
+#: plugin stopped tracing a hot function or loop by line).
+PARTIAL = -1
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rein.testgate.file_model import FileModel, digest
+from rein.testgate.recorder import PARTIAL
 
 __all__ = [
     "Snapshot",
@@ -72,8 +73,9 @@ Spans = tuple[tuple[int, int], ...]
 
 
 def hits(lines: frozenset[int] | None, spans: Spans | None) -> bool:
-    """``lines`` (None: not known) reach one of ``spans`` (None: all)."""
-    if lines is None or spans is None:
+    """``lines`` (None, or holding :data:`~rein.testgate.recorder.PARTIAL`:
+    not all known) reach one of ``spans`` (None: all)."""
+    if lines is None or spans is None or PARTIAL in lines:
         return True
     return any(start <= line <= end for line in lines for start, end in spans)
 
@@ -86,7 +88,8 @@ def line_paths(
     grouped: dict[Unit, dict[frozenset[int], set[str]]] = {}
     for node, units in lines.items():
         for unit, ran in units.items():
-            grouped.setdefault(unit, {}).setdefault(ran, set()).add(node)
+            if PARTIAL not in ran:  # not all known: the test is in none
+                grouped.setdefault(unit, {}).setdefault(ran, set()).add(node)
     return {
         unit: tuple((ran, frozenset(nodes)) for ran, nodes in paths.items())
         for unit, paths in grouped.items()
