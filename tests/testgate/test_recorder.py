@@ -351,7 +351,10 @@ def test_a_hot_function_or_loop_is_traced_by_line_no_more_and_says_so(tmp_path: 
     times; traced by line at every resume, the run took 40 s where the call
     tracer alone took 19 s (untraced 3 s), past the gate's time limit. Past
     20,000 calls a function, past 100,000 lines a frame, is traced by line
-    no more, and its line sets say they are partial (:data:`PARTIAL`)."""
+    no more, and its line sets say they are partial (:data:`PARTIAL`); so
+    is a function one test calls more than 200 times (attrs's hypothesis
+    tests: its whole suite recorded took 26 s, against 20 s with the call
+    tracer alone and 10 s untraced)."""
     files = {
         "mod.py": (
             "def one(x):\n    return x + 1\n\n\n"
@@ -368,8 +371,8 @@ def test_a_hot_function_or_loop_is_traced_by_line_no_more_and_says_so(tmp_path: 
     raw = record_of(tmp_path, files)
     assert PARTIAL in raw.test_lines["tests/test_hot.py::test_calls"][("mod.py", 1)]
     assert PARTIAL in raw.test_lines["tests/test_hot.py::test_loop"][("mod.py", 5)]
-    # A cold test's lines of the loop: all known (its call came before
-    # the hot one's lines ran out).
+    # A cold test's lines of the loop: all known (a frame of its own,
+    # called once there).
     assert raw.test_lines["tests/test_hot.py::test_cold"][("mod.py", 5)] == frozenset(
         {5, 6, 7, 8, 9}
     )

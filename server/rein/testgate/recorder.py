@@ -143,6 +143,9 @@ _CALLS = {}
 _PARTIAL = -1
 _MAX_CALLS = 20000
 _MAX_LINES = 100000
+# (the set's id, a code object) -> its frames traced by line there.
+_HERE = {}
+_MAX_HERE = 200
 
 
 def _trace(frame, event, arg):
@@ -167,6 +170,15 @@ def _trace(frame, event, arg):
         lines = _LINES.get(key)
         if lines is None:
             lines = _LINES[key] = set()
+            _HERE[key] = 0
+        elif _PARTIAL in lines:
+            return None
+        _HERE[key] += 1
+        if _HERE[key] > _MAX_HERE:
+            # Called this often by one test (attrs's hypothesis tests build
+            # classes by the thousand): its lines there, not all known.
+            lines.add(_PARTIAL)
+            return None
         note = lines.add
         # A generator resumed mid-line gets no line event for the rest of
         # that line (CPython 3.11): the line it starts on has run.
