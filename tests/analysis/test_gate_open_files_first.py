@@ -8,8 +8,10 @@ as it was, and without it is never a pass."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection, Sequence
 
 from rein.analysis.gate import AnalyzerGate
+from rein.disk.importers import ImportIndex
 from rein.harness.gating.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from tests.analysis.test_gate_cold_owed import answers_late
@@ -31,6 +33,11 @@ class _OpenFilesOnly(ColdFakeDiagnostics):
 
     def analyses_open_files_only(self) -> bool:
         return True
+
+    async def importer_closure(self, paths: Sequence[str]) -> Collection[str] | None:
+        """The real import scan's of the workspace's files now."""
+        files = dict(self.texts_now())
+        return ImportIndex(sorted(files), files.get).closure(paths)
 
 
 async def _world() -> tuple[TrackedWorkspace, _OpenFilesOnly, AnalyzerGate]:
@@ -94,3 +101,62 @@ async def test_an_importer_whose_state_before_is_not_had_is_never_passed() -> No
     outcome = await asyncio.wait_for(gate.check(GateContext(1, CTX_PATHS, workspace)), 5)
     assert outcome.blockers == []
     assert outcome.unverified is not None and "pkg/b.py" in outcome.unverified, outcome.detail
+
+
+def _counterfactual_asks(log: list[str]) -> list[str]:
+    return [e for e in log if e.startswith("snapshot_with")]
+
+
+async def _sed_broke_b(workspace: TrackedWorkspace, source: _OpenFilesOnly) -> GateContext:
+    """A command (sed) renamed a.py's ``f`` on disk: b.py breaks."""
+    await asyncio.wait_for(workspace.before_command(), 5)
+    workspace.inner.files["pkg/a.py"] = A.replace("def f", "def g")  # type: ignore[attr-defined]
+    source.diagnostics = [OLD_B, BROKEN_B]
+    source.counterfactual = [OLD_B]
+    return GateContext(1, CTX_PATHS, workspace)
+
+
+async def test_a_command_is_judged_file_by_file_after_the_run_start_snapshot() -> None:
+    """Old: the run-start snapshot was taken (as in most sessions, which
+    run a command after it), so the verdict took the whole-snapshot path:
+    a.py and b.py asked as they were, then as they are, then b.py's new
+    errors asked about as they were again and confirmed as they are (on
+    sympy, 51-57 s for ``is_random`` against the command line's 15-18).
+    Now as a cold command's: a.py asked as it was, a.py and b.py as they
+    are, then b.py (an error) as it was; no counterfactual question."""
+    workspace, source, gate = await _world()
+    ctx = await _sed_broke_b(workspace, source)
+    outcome = await asyncio.wait_for(gate.check(ctx), 5)
+    assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/b.py", 2)], outcome.detail
+    assert "read_texts" in source.log
+    assert [e for e in source.log if e.startswith("snapshot")] == [
+        "snapshot_files_with pkg/a.py -> pkg/a.py",
+        "snapshot pkg/a.py pkg/b.py",
+        "snapshot_files_with pkg/a.py -> pkg/b.py",
+    ]
+    assert _counterfactual_asks(source.log) == []
+
+
+async def test_a_commands_changes_stay_file_by_file_until_validated() -> None:
+    """The repair verdict after the command is judged file by file too (no
+    wait for the analyzers' quiet, no whole snapshot); once validated, a
+    write that breaks b.py is judged as before: its own errors first, then
+    the whole snapshot and the counterfactual question."""
+    workspace, source, gate = await _world()
+    ctx = await _sed_broke_b(workspace, source)
+    await asyncio.wait_for(gate.check(ctx), 5)
+    # The model puts the name back with a tool write.
+    await workspace.write_text("pkg/a.py", A)
+    source.diagnostics = [OLD_B]
+    source.log.clear()
+    again = await asyncio.wait_for(gate.check(GateContext(2, CTX_PATHS, workspace)), 5)
+    assert (again.blockers, again.unverified) == ([], None), again.detail
+    assert "snapshot *" not in source.log and "wait_idle" not in source.log, source.log
+    gate.on_validated(2)
+    await workspace.write_text("pkg/a.py", A.replace("int", "str"))
+    source.diagnostics = [OLD_B, BROKEN_B]
+    source.log.clear()
+    later = await asyncio.wait_for(gate.check(GateContext(3, CTX_PATHS, workspace)), 5)
+    assert [(b.path, b.line) for b in later.blockers] == [("pkg/b.py", 2)], later.detail
+    assert "snapshot *" in source.log, source.log
+    assert _counterfactual_asks(source.log) == ["snapshot_with pkg/a.py -> pkg/b.py"]

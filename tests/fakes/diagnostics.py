@@ -221,7 +221,11 @@ class ColdFakeDiagnostics(SettlingFakeDiagnostics):
         return True
 
     async def open_with_importers(self, paths: Sequence[str]) -> Sequence[str]:
-        return [p for path in paths for p in self.importers.get(path, [])]
+        """``paths`` and their importers are opened (as the real pool's);
+        returns the importers."""
+        importers = [p for path in paths for p in self.importers.get(path, [])]
+        self.opened.update([*paths, *importers])
+        return importers
 
     async def snapshot_files(self, paths: Sequence[str], timeout_s: float) -> DiagnosticsSnapshot:
         return await self.snapshot(paths)

@@ -27,8 +27,10 @@ and never pass blind.
   importer's old errors never block and its new ones do.
 * A file a command changed (seen only after the fact) gets the same, at the
   verdict, from its text before the change when the source still knows it
-  (:mod:`rein.analysis.command_baselines`); in a cold session, file by file
-  from every file's text read before the command ran
+  (:mod:`rein.analysis.command_baselines`); in a cold session, and in a
+  workspace analysed open files only (any command, and the verdicts after
+  it until validated: :meth:`~rein.analysis.run_baselines.RunBaselines.per_file`),
+  file by file from every file's text read before the command ran
   (:mod:`rein.analysis.cold_commands`), asked as soon as the command ended,
   while the model takes its next turn (:mod:`rein.analysis.command_ahead`).
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
@@ -210,7 +212,7 @@ class AnalyzerGate:
             )
         ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
-        cold = b.cold()
+        cold = b.per_file()
         touched = analysed(self.diagnostics, ctx.touched)
         if cold is not None and not all(p in b.files for p in touched):
             found = await command_baselines(

@@ -52,6 +52,7 @@ from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
+from rein.analysis.reach_verdict import open_files_only
 from rein.analysis.run_texts import before_and_now, reader, settings_changed
 from rein.harness.gating.gate_types import (
     DeferredWorkspace,
@@ -118,6 +119,10 @@ class RunBaselines:
         #: taken once it ended (:mod:`rein.analysis.command_ahead`).
         self._command_workspace: Workspace | None = None
         self.ahead = BaselineAhead()
+        #: A command ran where the analyzers check the open files only: its
+        #: changes, and those after it until validated, are judged file by
+        #: file (:meth:`per_file`).
+        self._per_file: FileByFileDiagnostics | None = None
         self.progress: ProgressReporter | None = None
         #: Something was installed since the baselines were taken (or may
         #: have been: a stored session's): a tree restored to its text before
@@ -161,6 +166,23 @@ class RunBaselines:
         being taken (:func:`~rein.analysis.cold_start.cold_source`)."""
         return cold_source(self.diagnostics, self.snapshot.task)
 
+    def per_file(self) -> FileByFileDiagnostics | None:
+        """The source a verdict asks file by file: while the run-start
+        snapshot is being taken (:meth:`cold`), and, where the analyzers
+        check the open files only, once a command ran, until its changes
+        are validated. There the run-start snapshot holds the open files
+        only, and the file-by-file verdict asks the same files (the changed
+        ones, their importers, what they reach); a command's importers are
+        asked as they were only where they have errors, after they are
+        asked as they are (:mod:`rein.analysis.cold_commands`). On the
+        whole-snapshot path sympy's analyzers were shown a command's
+        changed files as they were twice and as they are twice (51-57 s
+        for ``is_random``, 3.2-4.0x the command line's check), and that
+        path was taken whenever the run-start snapshot had ended before the
+        command's change was seen: in most sessions."""
+        cold = self.cold()
+        return cold if cold is not None else self._per_file
+
     async def on_run_start(self, generation: int) -> None:
         """Start taking the run-start snapshot in the background; returns
         at once (:meth:`ready` awaits it)."""
@@ -177,6 +199,7 @@ class RunBaselines:
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
+        self._per_file = None
         self._environment_mark = environment_changes(self.diagnostics)
         self.dependencies_installed = False
         source = self.diagnostics
@@ -238,6 +261,7 @@ class RunBaselines:
         self.unbaselined.clear()
         self.owed.clear()
         self.texts_before = None
+        self._per_file = None
         self.unvalidated = False
         self.installed = False
         self.commanded = False
@@ -273,14 +297,18 @@ class RunBaselines:
             # away: its importers (a write's or a command's) are baselined
             # while it can still be shown.
             await self.ask_owed(self.files, workspace, source)
-        if not paths and isinstance(cold, FileByFileCounterfactual):
-            # A command in a cold session: what it changes is judged file by
-            # file, from the texts read now; the snapshot comes after it.
+        opened = open_files_only(source)
+        per_file = cold if cold is not None else opened
+        if not paths and isinstance(per_file, FileByFileCounterfactual):
+            # A command in a cold session, or where the analyzers check the
+            # open files only: what it changes is judged file by file, from
+            # the texts read now (cold, the snapshot comes after it).
             if self.texts_before is None:
-                self.texts_before = await texts_before_a_command(cold, self.progress)
+                self.texts_before = await texts_before_a_command(per_file, self.progress)
             if self.texts_before is not None:
-                self._after_change = True
+                self._after_change = self._after_change or cold is not None
                 self._command_workspace = workspace
+                self._per_file = opened  # the same source (None: not open files only)
                 return
         if not paths or cold is None or settings_changed(source, paths):
             # A setting the analyzers read but never open (pyproject.toml,
@@ -308,7 +336,7 @@ class RunBaselines:
         self.ahead.on_change(
             mutation,
             self.diagnostics,
-            self.cold(),
+            self.per_file(),
             self.texts_before,
             self._command_workspace,
             *ahead,
