@@ -176,8 +176,8 @@ class RunBaselines:
         asked as they were only where they have errors, after they are
         asked as they are (:mod:`rein.analysis.cold_commands`). On the
         whole-snapshot path sympy's analyzers were shown a command's
-        changed files as they were twice and as they are twice (51-57 s
-        for ``is_random``, 3.2-4.0x the command line's check), and that
+        changed files as they were twice and as they are twice (sympy's
+        command edits: 2.8-4.0x the command line's check), and that
         path was taken whenever the run-start snapshot had ended before the
         command's change was seen: in most sessions."""
         cold = self.cold()
