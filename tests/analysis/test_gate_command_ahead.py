@@ -97,3 +97,28 @@ async def test_an_ahead_baseline_that_failed_is_logged_when_no_verdict_comes(
     (record,) = [r for r in caplog.records if r.name.startswith("rein.")]
     assert record.getMessage().startswith("the baseline of a command's changes failed")
     assert record.exc_info is not None and "analyzer gone" in str(record.exc_info[1])
+
+
+async def test_an_ahead_baseline_running_when_the_changes_are_validated_is_stopped() -> None:
+    """review33: the baseline of a command's changes started after a passing
+    verdict (a test of the tests gate wrote a file) went on past the
+    validation and put its files' earlier texts in the next stretch's
+    baselines. Now the validation stops it."""
+    workspace, source, gate = cold_world()
+    release = asyncio.Event()
+    original = source.snapshot_files_with
+
+    async def held(*args: object) -> object:
+        await release.wait()
+        return await original(*args)  # type: ignore[arg-type]
+
+    source.snapshot_files_with = held  # type: ignore[method-assign]
+    await _sed(gate, workspace, source)
+    gate.on_change(Mutation(1, ("pkg/a.py",), "external"))
+    task = gate.baselines.ahead.task
+    assert task is not None and not task.done()
+    gate.on_validated(1)
+    release.set()
+    await asyncio.wait({task}, timeout=5)
+    assert task.cancelled()
+    assert gate.files == {}

@@ -160,3 +160,51 @@ async def test_a_commands_changes_stay_file_by_file_until_validated() -> None:
     assert [(b.path, b.line) for b in later.blockers] == [("pkg/b.py", 2)], later.detail
     assert "snapshot *" in source.log, source.log
     assert _counterfactual_asks(source.log) == ["snapshot_with pkg/a.py -> pkg/b.py"]
+
+
+#: An error b.py has without the run's changes too, which an as-was answer
+#: asked before the as-is question left out (basedpyright's order of
+#: inference: on sympy 16 of a command edit's 36 importer errors).
+ORDER_B = diag("pkg/b.py", 2, "an error of the order of inference", code="X")
+
+
+async def test_a_command_that_changes_nothing_keeps_a_writes_verdict_where_it_was() -> None:
+    """review33: a.py written (b.py owed), then ``pytest`` (nothing
+    changed): b.py is asked as it was before the command, without the order
+    error. Old (the first per_file): the command alone moved the verdict to
+    the file-by-file path, which never asked b.py's error again: it blocked.
+    Now the verdict is the whole snapshot's, and its counterfactual drops it."""
+    workspace, source, gate = await _world()
+    await workspace.write_text("pkg/a.py", A.replace("return 1", "return 2"))
+    source.counterfactual = [OLD_B]
+    await asyncio.wait_for(workspace.before_command(), 5)
+    source.diagnostics = [OLD_B, ORDER_B]
+    source.counterfactual = [OLD_B, ORDER_B]
+    outcome = await asyncio.wait_for(gate.check(GateContext(1, CTX_PATHS, workspace)), 5)
+    assert (outcome.blockers, outcome.unverified) == ([], None), outcome.detail
+    assert "snapshot *" in source.log
+
+
+async def test_an_importer_baselined_before_a_commands_verdict_is_asked_again_after_it() -> None:
+    """review33: a.py written (b.py owed, asked as it was before the
+    command), then a command changes d.py: the verdict is file by file, and
+    b.py's error new to its baseline is asked about as it was once more,
+    after the as-is question (the counterfactual, file by file): the order
+    error is there then too, and does not block."""
+    workspace, source, gate = await _world()
+    await workspace.write_text("pkg/a.py", A.replace("return 1", "return 2"))
+    source.counterfactual = [OLD_B]
+    await asyncio.wait_for(workspace.before_command(), 5)
+    assert gate.late["pkg/b.py"] == (OLD_B,)
+    workspace.inner.files["pkg/d.py"] = "y = 2\n"  # type: ignore[attr-defined]
+    source.diagnostics = [OLD_B, ORDER_B]
+    source.counterfactual = [OLD_B, ORDER_B]
+    source.log.clear()
+    ctx = GateContext(1, frozenset({"pkg/a.py", "pkg/d.py"}), workspace)
+    outcome = await asyncio.wait_for(gate.check(ctx), 5)
+    assert (outcome.blockers, outcome.unverified) == ([], None), outcome.detail
+    assert "snapshot *" not in source.log  # file by file
+    assert _counterfactual_asks(source.log) == ["snapshot_with pkg/a.py pkg/d.py -> pkg/b.py"]
+    assert "1 error(s) in unchanged files are there without the run's changes too" in (
+        outcome.detail
+    )

@@ -1,4 +1,6 @@
-"""A command's change in a cold session, judged file by file.
+"""A command's change in a cold session (or where the analyzers check the
+open files only: :meth:`~rein.analysis.run_baselines.RunBaselines.per_file`),
+judged file by file.
 
 A tool's first change in a cold session is baselined file by file before it
 is applied (:mod:`rein.analysis.cold_start`). A command's (``sed -i``, a

@@ -17,7 +17,10 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
   file by file looks no further than the importers either;
 * the whole-workspace snapshot goes on in the background and serves the
   verdicts after it completes (the files baselined here keep their own
-  baselines: it was taken after their change).
+  baselines: it was taken after their change); where the analyzers check
+  the open files only and a command changed files, the verdicts stay file
+  by file until validated (the snapshot holds the same files:
+  :meth:`~rein.analysis.run_baselines.RunBaselines.per_file`).
 * A written file's importers (a write can be shown to the analyzers as it
   was, a deletion cannot) are opened, not asked, before the write: their
   answers queue behind the workspace analysis, and a verdict that blocks
@@ -93,7 +96,8 @@ __all__ = [
 #: What a cold verdict's detail says.
 PARTIAL = (
     "partial: judged on the changed files and their importers (the workspace "
-    "analysis had not finished, or was deferred; a verdict that needs it waits for it)"
+    "analysis had not finished or was deferred, or the analyzers check the open "
+    "files only; a verdict without blockers looks further)"
 )
 #: What a partial verdict that found no blocker waits for.
 WHOLE_WORKSPACE = "the analyzers: the whole workspace, past the changed files' importers"

@@ -60,16 +60,19 @@ async def without_the_run(
     now: Mapping[str, str],
     timeout_s: float,
     unshowable: Callable[[Sequence[str]], Awaitable[Collection[str]]] | None = None,
+    asked_already: Collection[str] = (),
 ) -> tuple[list[Diagnostic], int]:
     """The blockers left after the question, and how many were dropped.
     ``before``/``now``: each changed file's text before the run and now
     ("" for a file that does not exist; a changed file not in them is not
     shown). The files ``unshowable`` names are not asked about: their
-    errors stay."""
+    errors stay; nor are those ``asked_already`` (their baseline is this
+    question's answer: it was asked after the as-is one)."""
     if any(before.get(p) and not now.get(p) for p in touched):
         return list(blocking), 0  # a file is gone: the state before cannot be shown
     paths = sorted({d.path for d in blocking if d.path not in touched})
     kept_out = set(await unshowable(paths)) if unshowable is not None and paths else set()
+    kept_out |= set(asked_already) & set(paths)
     asked = [d for d in blocking if d.path not in touched and d.path not in kept_out]
     paths = [p for p in paths if p not in kept_out]
     if not paths:
@@ -111,14 +114,15 @@ async def not_the_runs(
     workspace: Workspace | None,
     timeout_s: float,
     environment_changed: bool,
+    asked_already: Collection[str] = (),
 ) -> tuple[list[Diagnostic], int]:
     """The analyzer gate's question: errors in files the run did not change
     (``blocking``) asked about once more with ``source`` shown the changed
     files as they were before the run (``files``: their baselines), when it
-    can be asked so and every such text is known. Returns the blockers left
-    and how many were dropped."""
+    can be asked so and every such text is known (not of the files
+    ``asked_already``). Returns the blockers left and how many were dropped."""
     if not isinstance(source, CounterfactualDiagnostics) or all(
-        d.path in touched for d in blocking
+        d.path in touched or d.path in asked_already for d in blocking
     ):
         return blocking, 0
     if settings_changed(source, touched) or environment_changed:
@@ -135,4 +139,5 @@ async def not_the_runs(
         *texts,
         timeout_s,
         lambda paths: users_of_created(touched, files, workspace, paths),
+        asked_already,
     )

@@ -174,7 +174,10 @@ class AnalyzerGate:
         While that snapshot is being taken, a source that can be asked file
         by file baselines the paths so instead (:mod:`rein.analysis.cold_start`),
         and a command does not wait: every file's text is read for its
-        verdict (:mod:`rein.analysis.cold_commands`). One change at a time.
+        verdict (:mod:`rein.analysis.cold_commands`); so it is, too, where
+        the analyzers check the open files only, snapshot taken or not
+        (:meth:`~rein.analysis.run_baselines.RunBaselines.per_file`). One
+        change at a time.
         A change to a file the analyzers read that is no module (a setting:
         ``pyproject.toml``, ``pyrightconfig.json``, ``ruff.toml``) first
         waits for the run-start snapshot, deferred or not
@@ -182,9 +185,11 @@ class AnalyzerGate:
         await self.baselines.before_change(paths, workspace)
 
     def on_change(self, mutation: Mutation) -> None:
-        """A command's change in a cold session (``external``: the disk
-        watcher saw it): its files' baseline is taken now, in the
-        background (:mod:`rein.analysis.command_ahead`)."""
+        """A command's change (``external``: the disk watcher saw it): in
+        a cold session its files' baseline is taken now, in the background
+        (:mod:`rein.analysis.command_ahead`); where the analyzers check the
+        open files only, the verdicts are file by file from now on
+        (:meth:`~rein.analysis.run_baselines.RunBaselines.commanded_changes`)."""
         self.baselines.on_change(mutation)
 
     async def _tell_environment(self) -> None:
@@ -212,7 +217,7 @@ class AnalyzerGate:
             )
         ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
-        cold = b.per_file()
+        cold = b.per_file(analysed(self.diagnostics, ctx.touched))
         touched = analysed(self.diagnostics, ctx.touched)
         if cold is not None and not all(p in b.files for p in touched):
             found = await command_baselines(
@@ -234,6 +239,7 @@ class AnalyzerGate:
             partial = await self._judge(ctx, cold)
             if partial.blockers:
                 return partial  # repaired first; the workspace snapshot serves later verdicts
+                # (but where open files only are analysed: the same files)
             # Never a pass without looking past the direct importers.
             reached = await self._judge_reach(ctx, cold, partial)
             if isinstance(reached, GateOutcome):
@@ -249,7 +255,7 @@ class AnalyzerGate:
             verdict, not_had = await self._own_errors_first(ctx, first)
             if verdict.blockers:
                 return verdict
-        # Not cold, or a command's change not baselined file by file (it
+        # Not file by file, or a command's change not baselined so (it
         # created or deleted a file): judged on the whole workspace.
         await self.baseline_ready()
         verdict = with_fallback(await self._judge(ctx, None, not_had), why)
@@ -330,10 +336,14 @@ class AnalyzerGate:
                 first = await self._outcome(ctx, own, True, True, unbaselined, unsure, importers)
                 if first.blockers:
                     return first  # the importers wait for the next verdict
+            owed = b.owed.paths - ctx.touched
             snap, not_had = await self._owed_asked_after(ctx, cold)
             settled = True  # a late answer makes the snapshot stale
             # Owed importers asked as they are without errors were judged.
             judged = b.owed.paths - ctx.touched - set(not_had)
+            # Those asked as they were just now, after the as-is question,
+            # are not asked it again (the counterfactual's own question).
+            asked_after = owed - b.owed.paths
         else:
             snap, settled = await whole_snapshot(
                 self.diagnostics,
@@ -345,6 +355,7 @@ class AnalyzerGate:
             )
             not_had = owed_not_had or {}
             judged = set()
+            asked_after = set()
         verdict = await self._outcome(
             ctx,
             snap,
@@ -354,6 +365,7 @@ class AnalyzerGate:
             unsure,
             not_had=not_had,
             judged=judged,
+            asked_after=asked_after if open_files_only(self.diagnostics) is not None else None,
         )
         note = outside_note(b.outside) if cold is None else ""
         return replace(verdict, detail=f"{verdict.detail}; {note}") if note else verdict
@@ -393,9 +405,11 @@ class AnalyzerGate:
         owed: Collection[str] = (),
         not_had: Mapping[str, str] | None = None,
         judged: Collection[str] = (),
+        asked_after: Collection[str] | None = None,
     ) -> GateOutcome:
         """The verdict on ``snap`` (:func:`~rein.analysis.outcome.outcome_of`;
-        ``judged``: importers checked without a baseline, counted too)."""
+        ``judged``: importers checked without a baseline, counted too;
+        ``asked_after``: see :attr:`~rein.analysis.outcome.Judging.asked_after`)."""
         b = self.baselines
         judging = Judging(
             gate=self.name,
@@ -408,6 +422,7 @@ class AnalyzerGate:
             settle_timeout_s=self.settle_timeout_s,
             before_and_now=lambda: b.before_and_now(ctx),
             environment_changed=b.environment_changed(),
+            asked_after=asked_after,
         )
         return await outcome_of(
             judging, ctx, snap, settled, partial, unbaselined, unsure, owed, not_had

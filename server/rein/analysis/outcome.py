@@ -54,6 +54,12 @@ class Judging:
     #: The analyzers' environment changed since the baselines were taken
     #: (an install): it cannot be shown as it was.
     environment_changed: bool
+    #: A verdict asked file by file where the analyzers check the open files
+    #: only (the counterfactual question is asked there too, file by file,
+    #: with no wait for the whole workspace): the importers asked as they
+    #: were in this verdict, after the as-is question, which it does not ask
+    #: again. None: a partial verdict asks no counterfactual question.
+    asked_after: Collection[str] | None = None
 
 
 async def outcome_of(
@@ -95,7 +101,11 @@ async def outcome_of(
         lambda p: j.files.get(p) or without_own_baseline(p, ctx.first_change.get(p), j.baseline),
         ctx.workspace,
     )
-    # The counterfactual question waits for the whole workspace: not asked cold.
+    # The counterfactual question waits for the whole workspace: not asked
+    # cold, but where the open files only are analysed (asked file by file).
+    # There an importer's baseline taken before this verdict was asked before
+    # its as-is question: basedpyright's order of inference can leave errors
+    # out of it that the same question asked after has (review33).
     blocking, without_run = (
         await not_the_runs(
             j.diagnostics,
@@ -105,8 +115,9 @@ async def outcome_of(
             ctx.workspace,
             j.settle_timeout_s,
             j.environment_changed,
+            j.asked_after or (),
         )
-        if not partial
+        if not partial or j.asked_after is not None
         else (blocking, 0)
     )
     groups = by_cause(merge_same_errors(blocking), ctx.touched)

@@ -5,9 +5,10 @@ shown every changed file as it was (:func:`~rein.analysis.cold_start.
 owed_baselines`), at the verdict that needs it; it stays owed until it is
 had (a verdict without it is unverified).
 
-A cold command's importers are owed theirs too
-(:mod:`rein.analysis.command_ahead`: only the changed files are asked as
-they were when the command ends). A verdict asks the owed importers as
+A command's importers are owed theirs too, where its change is judged
+file by file (a cold session, or open files only:
+:meth:`~rein.analysis.run_baselines.RunBaselines.per_file`; only the
+changed files are asked as they were, :mod:`rein.analysis.command_ahead`). A verdict asks the owed importers as
 they are with the changed files, and then, with the changed files shown as
 they were, only those in which it found errors (``only``): an importer
 with none has nothing that could block, whatever its baseline (issue 32

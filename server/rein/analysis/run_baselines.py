@@ -20,9 +20,11 @@
   the run-start snapshot (opened with a changed file), their diagnostics
   before the change; a cold write's importers are owed theirs
   (:mod:`rein.analysis.owed_importers`) until a verdict needs it.
-* A command in a cold session: every file's text read before it ran
-  (:mod:`rein.analysis.cold_commands`), its changed files' baseline asked
-  as soon as it ended (:mod:`rein.analysis.command_ahead`); their
+* A command in a cold session, or where the analyzers check the open files
+  only (:meth:`RunBaselines.per_file`): every file's text read before it
+  ran (:mod:`rein.analysis.cold_commands`), its changed files' baseline
+  asked as soon as it ended in a cold session
+  (:mod:`rein.analysis.command_ahead`), else at the verdict; their
   importers are owed theirs, asked only where a verdict finds errors.
 * A run-start snapshot taken after a cold change is corrected: the files
   with errors in it get their baseline as before the run
@@ -53,7 +55,7 @@ from rein.analysis.gate_state import exported, imported
 from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach_verdict import open_files_only
-from rein.analysis.run_texts import before_and_now, reader, settings_changed
+from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed
 from rein.harness.gating.gate_types import (
     DeferredWorkspace,
     FileByFileCounterfactual,
@@ -112,17 +114,21 @@ class RunBaselines:
         self.outside: list[str] = []
         #: The run-start snapshot being taken in the background.
         self.snapshot = BackgroundSnapshot()
-        #: Every file's text before a command ran in a cold session (what it
-        #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
+        #: Every file's text before a command ran in a cold session, or where
+        #: the open files only are analysed, read once until validated (what
+        #: it changed is baselined from them: :mod:`rein.analysis.cold_commands`).
         self.texts_before: Callable[[str], str | None] | None = None
         #: The workspace a cold command ran in, and its changes' baseline
         #: taken once it ended (:mod:`rein.analysis.command_ahead`).
         self._command_workspace: Workspace | None = None
         self.ahead = BaselineAhead()
-        #: A command ran where the analyzers check the open files only: its
-        #: changes, and those after it until validated, are judged file by
-        #: file (:meth:`per_file`).
+        #: A command changed analysed files where the analyzers check the
+        #: open files only: its changes, and those after it until validated,
+        #: are judged file by file (:meth:`per_file`); ``_per_file_ready``:
+        #: the source to judge so, set before a command ran (its earlier
+        #: texts were read), taken up once it changed something.
         self._per_file: FileByFileDiagnostics | None = None
+        self._per_file_ready: FileByFileDiagnostics | None = None
         self.progress: ProgressReporter | None = None
         #: Something was installed since the baselines were taken (or may
         #: have been: a stored session's): a tree restored to its text before
@@ -166,11 +172,12 @@ class RunBaselines:
         being taken (:func:`~rein.analysis.cold_start.cold_source`)."""
         return cold_source(self.diagnostics, self.snapshot.task)
 
-    def per_file(self) -> FileByFileDiagnostics | None:
-        """The source a verdict asks file by file: while the run-start
-        snapshot is being taken (:meth:`cold`), and, where the analyzers
-        check the open files only, once a command ran, until its changes
-        are validated. There the run-start snapshot holds the open files
+    def per_file(self, touched: Collection[str] = ()) -> FileByFileDiagnostics | None:
+        """The source a verdict on ``touched`` asks file by file: while the
+        run-start snapshot is being taken (:meth:`cold`), and, where the
+        analyzers check the open files only, once a command changed an
+        analysed file (:meth:`commanded_changes`; one of ``touched`` has no
+        baseline: a command changed it), until the changes are validated. There the run-start snapshot holds the open files
         only, and the file-by-file verdict asks the same files (the changed
         ones, their importers, what they reach); a command's importers are
         asked as they were only where they have errors, after they are
@@ -181,7 +188,20 @@ class RunBaselines:
         path was taken whenever the run-start snapshot had ended before the
         command's change was seen: in most sessions."""
         cold = self.cold()
-        return cold if cold is not None else self._per_file
+        if cold is not None:
+            return cold
+        self.commanded_changes([p for p in touched if p not in self.files])
+        return self._per_file
+
+    def commanded_changes(self, paths: Collection[str]) -> None:
+        """A command changed ``paths`` (none announced them): where the
+        analyzers check the open files only, the changes are judged file by
+        file from now on, when an analysed file is among them (a command
+        that changed nothing, ``pytest``, keeps the verdict where it was:
+        an importer baselined before it was asked as it was before the
+        as-is check, review33)."""
+        if self._per_file_ready is not None and analysed(self.diagnostics, paths):
+            self._per_file = self._per_file_ready
 
     async def on_run_start(self, generation: int) -> None:
         """Start taking the run-start snapshot in the background; returns
@@ -199,7 +219,7 @@ class RunBaselines:
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
-        self._per_file = None
+        self._per_file = self._per_file_ready = None
         self._environment_mark = environment_changes(self.diagnostics)
         self.dependencies_installed = False
         source = self.diagnostics
@@ -261,7 +281,8 @@ class RunBaselines:
         self.unbaselined.clear()
         self.owed.clear()
         self.texts_before = None
-        self._per_file = None
+        self._per_file = self._per_file_ready = None
+        self.ahead.stop()  # a command's baseline still being taken is of changes validated
         self.unvalidated = False
         self.installed = False
         self.commanded = False
@@ -308,7 +329,7 @@ class RunBaselines:
             if self.texts_before is not None:
                 self._after_change = self._after_change or cold is not None
                 self._command_workspace = workspace
-                self._per_file = opened  # the same source (None: not open files only)
+                self._per_file_ready = opened  # the same source (None: not open files only)
                 return
         if not paths or cold is None or settings_changed(source, paths):
             # A setting the analyzers read but never open (pyproject.toml,
@@ -329,14 +350,21 @@ class RunBaselines:
                 self.files[new] = carried(self.files[old], new)
 
     def on_change(self, mutation: Mutation) -> None:
-        """A command's change in a cold session: its files' baseline is
-        taken now, in the background
-        (:meth:`~rein.analysis.command_ahead.BaselineAhead.on_change`)."""
+        """A command's change: where the analyzers check the open files
+        only, its verdicts are file by file from now on
+        (:meth:`commanded_changes`); in a cold session, its files' baseline
+        is taken now, in the background
+        (:meth:`~rein.analysis.command_ahead.BaselineAhead.on_change`; not
+        in a warm one: it shows the analyzers the earlier texts for seconds,
+        past what a navigation question of the model's next turn waits,
+        review33)."""
+        if mutation.origin == "external":
+            self.commanded_changes([p for p in mutation.paths if p not in self.files])
         ahead = (self.changing, self.files, self.late, self.owed, self.settle_timeout_s)
         self.ahead.on_change(
             mutation,
             self.diagnostics,
-            self.per_file(),
+            self.cold(),
             self.texts_before,
             self._command_workspace,
             *ahead,
