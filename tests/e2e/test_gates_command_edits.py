@@ -14,7 +14,7 @@ import pytest
 from rein.config import load_config
 from rein.hosting.headless import ApproveAll, HeadlessSession
 from rein.providers.replay import ReplayModel
-from tests.e2e.headless_gate import write_workspace
+from tests.e2e.headless_gate import edit_turn, write_workspace
 from tests.fakes.events import EventLog
 
 pytestmark = pytest.mark.e2e
@@ -155,3 +155,29 @@ async def test_a_file_renamed_by_a_command_keeps_the_errors_it_had(package: Path
     # helpers.py's two errors are util.py's, carried to the new path.
     assert (verdict.status, verdict.blockers) == ("passed", []), (verdict.blockers, verdict.detail)
     assert (package / "pkg" / "helpers.py").read_text().startswith('"""Helpers (moved), with')
+
+
+async def test_a_write_then_a_sed_blocks_on_the_importers_only_judged_file_by_file(
+    package: Path,
+) -> None:
+    """A write of util.py (its importers opened, owed their baseline), then
+    a ``sed`` that renames a function it defines: the verdict is the
+    file-by-file one (open files only, a command changed a module:
+    ``RunBaselines.per_file``), and blocks on exactly the two importer
+    errors the rename made, none of the three errors util.py and app.py
+    had; putting the name back passes."""
+    script = [
+        edit_turn("pkg/util.py", "Helpers, with", "Helpers (tidied), with"),
+        command("sed -i 's/def double/def twice/' pkg/util.py"),
+        {"text": "tidied and renamed"},
+        command("sed -i 's/def twice/def double/' pkg/util.py", last_message_contains="pkg/app.py"),
+        {"text": "put the name back"},
+    ]
+    result, _, events = await run(package, script)
+    assert result.status == "completed", result.error
+    first, second = events.gate_results("analyzer")
+    assert first.status == "blocked"
+    where = sorted({(b.path, b.line) for b in first.blockers})
+    assert where == [("pkg/app.py", 2), ("pkg/cli.py", 6)], first.blockers
+    assert "partial: judged on the changed files and their importers" in first.detail
+    assert (second.status, second.blockers) == ("passed", []), second.detail
