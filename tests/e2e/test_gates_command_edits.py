@@ -78,6 +78,19 @@ def command(line: str, **expect: str) -> dict:
     return turn
 
 
+def renamed_then_back(rename: str, said: str) -> list[dict]:
+    """A command that renames util.py's ``double`` (``rename``), the model's
+    answer, then the repair that puts the name back, once the prompt names
+    app.py's broken import."""
+    back = "sed -i 's/def twice/def double/' pkg/util.py"
+    return [
+        command(rename),
+        {"text": said},
+        command(back, last_message_contains="pkg/app.py"),
+        {"text": "put the name back"},
+    ]
+
+
 async def run(root: Path, script: list[dict]) -> tuple[object, ReplayModel, EventLog]:
     config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2}}})
     model = ReplayModel(script)
@@ -93,12 +106,9 @@ async def test_a_function_renamed_by_sed_blocks_on_its_importers_only(package: P
     """``sed -i.bak`` leaves pkg/util.py.bak, a file no analyzer reads: it
     reaches nothing, so the verdicts judge the importers (it made what the
     change can reach "not known", every verdict unverified)."""
-    script = [
-        command("sed -i.bak 's/def double/def twice/' pkg/util.py"),
-        {"text": "renamed double to twice"},
-        command("sed -i 's/def twice/def double/' pkg/util.py", last_message_contains="pkg/app.py"),
-        {"text": "put the name back"},
-    ]
+    script = renamed_then_back(
+        "sed -i.bak 's/def double/def twice/' pkg/util.py", "renamed double to twice"
+    )
     result, model, events = await run(package, script)
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
@@ -168,10 +178,7 @@ async def test_a_write_then_a_sed_blocks_on_the_importers_only_judged_file_by_fi
     had; putting the name back passes."""
     script = [
         edit_turn("pkg/util.py", "Helpers, with", "Helpers (tidied), with"),
-        command("sed -i 's/def double/def twice/' pkg/util.py"),
-        {"text": "tidied and renamed"},
-        command("sed -i 's/def twice/def double/' pkg/util.py", last_message_contains="pkg/app.py"),
-        {"text": "put the name back"},
+        *renamed_then_back("sed -i 's/def double/def twice/' pkg/util.py", "tidied and renamed"),
     ]
     result, _, events = await run(package, script)
     assert result.status == "completed", result.error
