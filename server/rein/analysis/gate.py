@@ -28,8 +28,8 @@ and never pass blind.
 * A file a command changed (seen only after the fact) gets the same, at the
   verdict, from its text before the change when the source still knows it
   (:mod:`rein.analysis.command_baselines`); in a cold session, and in a
-  workspace analysed open files only (any command, and the verdicts after
-  it until validated: :meth:`~rein.analysis.run_baselines.RunBaselines.per_file`),
+  workspace analysed open files only (a command that changed an analysed
+  file, and the verdicts after it until validated: :meth:`~rein.analysis.run_baselines.RunBaselines.per_file`),
   file by file from every file's text read before the command ran
   (:mod:`rein.analysis.cold_commands`), asked as soon as the command ended,
   while the model takes its next turn (:mod:`rein.analysis.command_ahead`).
