@@ -98,6 +98,7 @@ from rein.testgate.judging import (
 )
 from rein.testgate.overlays import current_texts, undone, unsaved_imported
 from rein.testgate.picking import Picked, Picker, near_whole
+from rein.testgate.refresh import Refresh
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.run_texts import TextsBeforeRun
 from rein.testgate.runner import RunnerSpec
@@ -166,6 +167,8 @@ class TestGate:
         )
         if self._warm is not None:
             self._warm.scratch = self.runs.folders
+        #: Stale records made again while the model takes its turn.
+        self.refresh = Refresh(self.runs, self._picker, self._limit_s)
         #: Changed modules read, then judged, while the model takes its turn.
         self._read_ahead = ReadAhead(root, self._picker, self._baseline)
         self.ahead = Ahead(self._ahead_start, self.prepared, root)
@@ -218,8 +221,9 @@ class TestGate:
         self.ahead.forget()
 
     def on_run_end(self) -> None:
-        """The run ended (an abort too): the judgement ahead stops."""
+        """The run ended (an abort too): the judgement ahead stops, and a refresh."""
         self.ahead.stop()
+        self.refresh.cancel()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if not paths:  # a command about to run (``before_command``)
@@ -257,6 +261,7 @@ class TestGate:
         same, later)."""
         self._read_ahead.cancel()
         await self.ahead.close()
+        await self.refresh.stop()
         await self.runs.close()
 
     def export_state(self) -> dict[str, Any]:
@@ -372,6 +377,7 @@ class TestGate:
         the selection and the runs (``started``: the verdict's start; None:
         a judgement ahead, starting now)."""
         walk: Seen | None = None
+        await self.refresh.stop()  # the shadow before the run, and the cores, are this one's
         if started is None:
             if self._warm is not None:
                 self._warm.start()
@@ -397,6 +403,7 @@ class TestGate:
             self.timings["first_to_verdict"] = ended - self._first_ended
         self.timings["judgement"] = ended - started
         seen = self.runs.seen or ([walk] if walk is not None else [])
+        self.refresh.start(self._baseline(changed)[0])
         # The files whose import runs the change import the unsaved ones too.
         files = (*selection.files, *selection.importing)
         return Judged(outcome, files, self.timings, seen)

@@ -34,6 +34,7 @@ repairs) is no decision for these counts.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,11 @@ class Picker:
         self._decided = False
         #: Runs of (nearly) the whole suite recorded while it had not.
         self._whole_records = 0
+        #: Tests whose newest record is stale (:attr:`CoverageChoice.stale`),
+        #: to record again off the verdict's path (:mod:`rein.testgate.refresh`).
+        self._stale: dict[str, None] = {}
+        #: The parse thread finds and records them; the event loop reads them.
+        self._stale_lock = threading.Lock()
 
     def forget(self) -> None:
         """The run is over (the coverage records stay)."""
@@ -111,6 +117,22 @@ class Picker:
     def record(self, raw: RawCoverage, texts: Mapping[str, str | None]) -> None:
         """Keep a run's record (``texts``: :meth:`texts_for`'s)."""
         self.index.add(raw, texts.get)
+        with self._stale_lock:
+            for node in raw.tests:
+                self._stale.pop(node, None)
+
+    def stale_tests(self, limit: int) -> list[str]:
+        """At most ``limit`` of the tests whose newest record was found
+        stale at a verdict, the earliest found first."""
+        with self._stale_lock:
+            return list(self._stale)[:limit]
+
+    def refreshed(self, nodes: Sequence[str]) -> None:
+        """A run to record ``nodes`` again ended (a test it did not record,
+        gone or never run, is found stale again at a verdict that meets it)."""
+        with self._stale_lock:
+            for node in nodes:
+                self._stale.pop(node, None)
 
     def disk_text(self, path: str) -> str | None:
         """An unchanged file's text (UTF-8; None when it is not), kept while
@@ -163,6 +185,9 @@ class Picker:
             if len(self.index)
             else None
         )
+        if choice is not None:
+            with self._stale_lock:
+                self._stale.update(dict.fromkeys(choice.stale))
         if choice is None or choice.undecided:
             why = (
                 "no coverage record yet"

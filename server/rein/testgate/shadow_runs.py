@@ -207,6 +207,34 @@ class ShadowRuns:
         )
         return then
 
+    async def refresh(
+        self, nodes: Sequence[str], baseline: dict[str, str | None], deadline: float
+    ) -> bool:
+        """Record ``nodes`` again, every one traced, in the shadow of the
+        workspace before the run (``baseline``), forked from the warm pytest
+        when it is ready (else nothing runs: False, to try again); no file is collected
+        whole, so the record lists no file's tests. Off the verdict's path
+        (:mod:`rein.testgate.refresh`): its phases, what it saw and its warm
+        run are no verdict's."""
+        if self.spec.custom or self.warm is None or self.warm.client() is None:
+            return False
+        files = sorted({n.split("::")[0] for n in nodes})
+        files = [f for f in files if self._before_exists(f, baseline)]
+        if not files:
+            return True  # their files are the run's: nothing to record before it
+        await self.run_in(
+            "refresh",
+            "before",
+            baseline,
+            files,
+            deadline,
+            only=list(nodes),
+            record=True,
+            whole=(),
+            quiet=True,
+        )
+        return True
+
     async def run_in(
         self,
         name: str,
@@ -222,6 +250,7 @@ class ShadowRuns:
         whole: Sequence[str] | None = None,
         waves: Waves | None = None,
         feed: Feed | None = None,
+        quiet: bool = False,
     ) -> tuple[TestRun, Shadow]:
         """One run (``name``, for :attr:`timings`: a name's runs add up) in
         the shadow tree ``tree``, brought up to date with ``overlay`` first;
@@ -231,24 +260,27 @@ class ShadowRuns:
         collected whole (None: all); ``waves``: each test failing in
         its report as pytest writes it is handed to them
         (:mod:`rein.testgate.waves`); ``feed``: the tests it names run
-        as they come (:meth:`follow`)."""
+        as they come (:meth:`follow`); ``quiet``: no verdict's run (its
+        phases, what it saw and its warm run are not kept)."""
+        timings = {} if quiet else self.timings
         started = time.monotonic()
         # A sandboxed run can write only its tree's folder: its compiled
         # modules go there, never to the user's prefix other runs import.
         sandboxed = self.sandboxed()
         shadow = await sync_shadow(await self._tree(tree), overlay, shared=not sandboxed)
-        if shadow.seen is not None:
+        if shadow.seen is not None and not quiet:
             self.seen.append(shadow.seen)
         built = time.monotonic()
-        self._add_time(f"{name}_shadow", built - started)
+        _add(timings, f"{name}_shadow", built - started)
         if shadow.unreachable:
             return TestRun(unverified=unreachable(shadow.unreachable)), shadow
         warm = None
         if self.warm is not None and await self.warm.wait_ready(WARM_WAIT_S):
             warm = self.warm.client()
-            self.warm_runs.add(name)
+            if not quiet:
+                self.warm_runs.add(name)
         if time.monotonic() - built > 0.001:
-            self._add_time(f"{name}_wait", time.monotonic() - built)
+            _add(timings, f"{name}_wait", time.monotonic() - built)
         built = time.monotonic()
         shares = None
         if waves is not None and warm is not None and warm.watch is not None:
@@ -282,7 +314,7 @@ class ShadowRuns:
         finally:
             if watching is not None:
                 watching.cancel()
-            self._add_time(f"{name}_pytest", time.monotonic() - built)
+            _add(timings, f"{name}_pytest", time.monotonic() - built)
         # A traced test's time is the tracer's too (about twice its own).
         kept = set(untraced)
         traced = record and not self.spec.custom and run.coverage is not None
@@ -290,13 +322,13 @@ class ShadowRuns:
             {n: t if not traced or n in kept else t / 2 for n, t in run.durations.items()}
         )
         if run.shares > 1:
-            self.timings[f"{name}_shares"] = run.shares
+            timings[f"{name}_shares"] = run.shares
         if run.coverage is not None and run.unverified is None:
             started = time.monotonic()
             texts = await asyncio.to_thread(Picker.texts_for, run.coverage, shadow.root)
             self._index_later(run.coverage, texts)
-            self._add_time(f"{name}_record", time.monotonic() - started)
-        if run.cold is not None:
+            _add(timings, f"{name}_record", time.monotonic() - started)
+        if run.cold is not None and not quiet:
             self.warm_runs.discard(name)  # its client ran pytest itself
         return run, shadow
 
@@ -317,9 +349,6 @@ class ShadowRuns:
         if self.spec.xdist and own_xdist(shadow.root):
             return None  # the project's own workers
         return self.cores.plan(targets, only, whole=whole or ())
-
-    def _add_time(self, phase: str, seconds: float) -> None:
-        self.timings[phase] = self.timings.get(phase, 0.0) + seconds
 
     async def _tree(self, name: str) -> ShadowTree:
         """The tree ``name``, made the first time (one at a time: the warm
@@ -390,6 +419,11 @@ def collect_only(node_id: str) -> str:
     if "::" in node_id or not node_id.endswith(".py"):
         return node_id
     return f"{node_id}::{NO_TEST}"
+
+
+def _add(timings: dict[str, float], phase: str, seconds: float) -> None:
+    """A phase's time, added to its name's earlier runs'."""
+    timings[phase] = timings.get(phase, 0.0) + seconds
 
 
 def _left(deadline: float) -> float:

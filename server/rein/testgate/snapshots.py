@@ -18,6 +18,7 @@ __all__ = [
     "Unit",
     "hits",
     "line_paths",
+    "own_entries",
     "read_changed",
     "recorded_by",
     "same_ground",
@@ -111,6 +112,16 @@ def same_ground(newer: Snapshot, older: Snapshot) -> bool:
             if newer.files[path].functions.get(name) != older.files[path].functions.get(name):
                 return False
     return True
+
+
+def own_entries(snap: Snapshot, snapshots: Sequence[Snapshot]) -> int:
+    """How many tests and test files' lists ``snap`` holds that no newer
+    snapshot of ``snapshots`` recorded or listed again on the same ground
+    (:func:`same_ground`)."""
+    again = [n for n in snapshots if n.order > snap.order and same_ground(n, snap)]
+    tests = {t for n in again for t in n.tests}
+    files = {f for n in again for f in n.collected}
+    return len(set(snap.tests) - tests) + len(set(snap.collected) - files)
 
 
 def read_changed(
