@@ -51,8 +51,9 @@ The index is the gate's memory: at most :data:`MAX_SNAPSHOTS` snapshots,
 a newer one replacing an older one's tests, unless it was recorded with
 another skeleton, or another code of a function run outside the tests,
 than the older (a seed there, undone since: the older is good again when
-the newer is void); past that number, the one holding the fewest tests
-of its own goes (:meth:`CoverageIndex._trim`). A void snapshot leaves a changed file to the import
+the newer is void); past that number, one void before the last verdict's
+run goes first, else the one holding the fewest tests of its own, never
+the newest (:meth:`CoverageIndex._trim`). A void snapshot leaves a changed file to the import
 graph only when no valid one records it, or when a function it saw run
 outside its tests differs from a valid one's code that never did. The
 file models (:mod:`rein.testgate.file_model`) are kept by content hash
@@ -72,8 +73,11 @@ from rein.testgate.snapshots import (
     Snapshot,
     Spans,
     Unit,
+    drop_from,
     hits,
+    imported_elsewhere,
     line_paths,
+    not_decidable,
     own_entries,
     read_changed,
     recorded_by,
@@ -244,7 +248,7 @@ class CoverageIndex:
             # cache, a registry, ids to parametrize by) that every other
             # file's tests read, all of them collected after it (review14a).
             own = frozenset(unit for unit in ran if unit[0] == test_file)
-            if own and _imported_elsewhere(test_file, files, text_of):
+            if own and imported_elsewhere(test_file, files, text_of):
                 # Another module may use what its import made: shared.
                 own = frozenset()
             imports[test_file] = own
@@ -271,25 +275,30 @@ class CoverageIndex:
 
     def _trim(self) -> None:
         """Drop a snapshot whose every test newer ones recorded again on the
-        same ground (:func:`same_ground`), and, past :attr:`max_snapshots`,
-        the one with the fewest tests and test lists of its own (not
-        recorded or listed again since on the same ground; the oldest of
-        those): a whole suite's first record outlives the small records
-        made after it (a verdict's, a refresh's), where dropping the oldest
-        made its tests unrecorded again (click 0.37 -> 0.70 of its suite
-        when stale records were made again, stop 62). One recorded again
-        while a module's skeleton, or a function that ran outside the
-        tests, was otherwise (a seeded bug there) keeps what the newer
-        recorded as its own, since once that change is undone the newer is
-        void and the older good again (click: a seed in ``Path.__init__``,
-        run at a test file's import)."""
+        same ground (:func:`same_ground`: one recorded again while a
+        module's skeleton, or a function that ran outside the tests, was
+        otherwise is kept, for once that seed is undone the newer is void
+        and the older good again; click's ``Path.__init__``). Past
+        :attr:`max_snapshots`, never the newest: one void before the last
+        verdict's run first, else the one with the fewest tests and test
+        lists of its own (:func:`own_entries`), so a whole suite's first
+        record outlives the small ones made after it (dropping the oldest
+        made its tests unrecorded: click 0.37 -> 0.70 of its suite, stop
+        62), its records of another path than an older one's dropped there
+        too (:func:`drop_from`)."""
         kept: list[Snapshot] = []
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
             if not own_entries(snap, kept):
                 continue  # every test of it recorded again since
             kept.append(snap)
         while len(kept) > self.max_snapshots:
-            kept.remove(min(kept, key=lambda s: (own_entries(s, kept), s.order)))
+            # Never the newest; one void before the last verdict's run first.
+            gone = min(
+                kept[1:],
+                key=lambda s: (not s.void_before, own_entries(s, kept), s.order),
+            )
+            kept.remove(gone)
+            drop_from(gone, kept)
         self._snapshots = sorted(kept, key=lambda s: s.order)
         self._prune(0)
 
@@ -316,7 +325,7 @@ class CoverageIndex:
         changed."""
         choice = CoverageChoice()
         for path, (before, now) in changed.items():
-            why = _not_decidable(path, before, now)
+            why = not_decidable(path, before, now)
             if why is not None:
                 choice.undecided[path] = why
         valid: list[tuple[Snapshot, dict[Unit, Spans | None]]] = []
@@ -504,6 +513,7 @@ class CoverageIndex:
         why) when one differs at module level. ``stale`` gets those that
         differ before the run."""
         differs: dict[Unit, Spans | None] = {}
+        snap.void_before = False
         for path, then in snap.files.items():
             texts = changed.get(path)
             if texts is None:
@@ -512,6 +522,7 @@ class CoverageIndex:
             if texts == (None, None) and path in snap.collected:
                 continue  # a test file gone: only pytest imported it, its tests go with it
             for at, text in enumerate(texts):
+                snap.void_before = at == 0
                 if text is None:
                     return path, f"{path} is gone, or its earlier text is not known"
                 model = self._model(text)
@@ -538,6 +549,7 @@ class CoverageIndex:
                             was = differs[(path, name)]
                             spans = None if was is None or spans is None else was + spans
                         differs[(path, name)] = spans
+        snap.void_before = False
         return differs
 
 
@@ -563,28 +575,3 @@ def _reached(
         if node not in known or node in hit:
             return True
     return False
-
-
-def _imported_elsewhere(
-    test_file: str, files: Mapping[str, FileModel], text_of: Callable[[str], str | None]
-) -> bool:
-    """Another of the run's modules may import ``test_file`` (its module's
-    name is in that module's text): what ``test_file``'s import made may
-    serve that module too, so its import is not its tests' alone."""
-    name = test_file.rpartition("/")[2].removesuffix(".py")
-    for path in files:
-        if path != test_file:
-            text = text_of(path)
-            if text is None or name in text:
-                return True
-    return False
-
-
-def _not_decidable(path: str, before: str | None, now: str | None) -> str | None:
-    if not path.endswith(".py"):
-        return f"{path} is not a Python module"
-    if path.rpartition("/")[2] == "conftest.py":
-        return f"{path} is a conftest.py"
-    if before is None or now is None:
-        return f"{path} was created or deleted, or its earlier text is not known"
-    return None

@@ -180,19 +180,8 @@ class TestGate:
 
     @property
     def timings(self) -> dict[str, float]:
-        """The last verdict's phases (name -> seconds): ``select``, and
-        ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
-        ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
-        pytest still starting; ``<run>_record``: reading the texts its record
-        needs; the record is indexed after the verdict; a name's runs add
-        up), ``after_first``: the wait for the re-runs and baseline runs
-        after the first run ended, ``waves``: how many of those ran
-        and ``confirmed``: the failing tests the first run's own re-run
-        confirmed (counts, :mod:`rein.testgate.waves`); ``own_before_first``:
-        the gate's own time before the first run's pytest starts (from the
-        call, the warm pytest's start left out), ``first_to_verdict``: from
-        its end to the verdict, ``judgement``: from the verdict's start (a
-        judgement ahead's) to its end."""
+        """The last verdict's phases (name -> seconds; the names:
+        :attr:`ShadowRuns.timings <rein.testgate.shadow_runs.ShadowRuns.timings>`)."""
         return self.runs.timings
 
     @property
@@ -227,6 +216,7 @@ class TestGate:
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if not paths:  # a command about to run (``before_command``)
+            await self.refresh.stop()  # no test of ours runs beside it
             self._commands += 1  # no judgement from before it is taken after it
             self.timings["walk"] = await self.texts.command_starts()
             return
@@ -242,6 +232,7 @@ class TestGate:
         return self.texts.prior
 
     def on_validated(self, generation: int) -> None:
+        self.refresh.cancel()  # its code before the run is not the next run's
         self.ahead.forget()
         self.texts.forget()
         self._picker.forget()
@@ -403,7 +394,7 @@ class TestGate:
             self.timings["first_to_verdict"] = ended - self._first_ended
         self.timings["judgement"] = ended - started
         seen = self.runs.seen or ([walk] if walk is not None else [])
-        self.refresh.start(self._baseline(changed)[0])
+        self.refresh.start(*self._baseline(changed))
         # The files whose import runs the change import the unsaved ones too.
         files = (*selection.files, *selection.importing)
         return Judged(outcome, files, self.timings, seen)

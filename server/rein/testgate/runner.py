@@ -47,6 +47,7 @@ __all__ = [
     "REPORT",
     "XDIST_FROM_FILES",
     "XDIST_FROM_TESTS",
+    "NotWarm",
     "RunnerSpec",
     "TestRun",
     "report_path",
@@ -147,6 +148,12 @@ def _read_cold(marker: Path) -> str | None:
         return None
 
 
+class NotWarm(Exception):
+    """A run for the kept pytest process alone could not go there
+    (``warm_only``): nothing ran. Control flow between this module and
+    :mod:`rein.testgate.refresh`, outside Rein's error tree."""
+
+
 async def _run_pytest(
     runner: CommandRunner,
     call: Callable[..., PytestCall],
@@ -154,11 +161,13 @@ async def _run_pytest(
     report: Path,
     timeout_s: float,
     warm: WarmClient | None,
+    warm_only: bool = False,
 ) -> tuple[CommandResult, str | None]:
     """pytest's run (``call``, given how to reach the warm process): by
     the kept process the gate hands it to (:mod:`rein.testgate.direct`),
     else through ``runner``, with the warm client when there is one; and
-    why it ran cold when it was meant to run warm."""
+    why it ran cold when it was meant to run warm. ``warm_only``: only by
+    the kept process, else :class:`NotWarm` (nothing runs)."""
     # The shadow's own folder is the one folder besides the workspace the
     # tests may write when the gates run sandboxed.
     writable = [str(shadow.private)]
@@ -167,9 +176,15 @@ async def _run_pytest(
         try:
             return await run_direct(warm, cold, timeout_s), None
         except Unreached as exc:
+            if warm_only:
+                raise NotWarm(str(exc)) from exc
             log.debug("tests gate: this run goes through the warm client: %s", exc)
         except Refused as exc:
+            if warm_only:
+                raise NotWarm(str(exc)) from exc
             return await runner.run(cold.shell(), timeout_s=timeout_s, writable=writable), str(exc)
+    if warm_only:
+        raise NotWarm("the kept pytest process cannot take the run")
     why = await warm.check() if warm is not None and warm.check is not None else None
     if warm is None or why is not None:
         return await runner.run(
@@ -212,6 +227,7 @@ async def run_tests(
     again: bool = False,
     feed: Feed | None = None,
     shares: Sequence[Share] | None = None,
+    warm_only: bool = False,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -229,7 +245,8 @@ async def run_tests(
     pytest-xdist, :mod:`rein.testgate.baseline_feed`); ``shares``: the
     tests in these parts (:mod:`rein.testgate.cores`), each forked at once
     with its own report (:func:`report_path`), read as one run's (never
-    with pytest-xdist)."""
+    with pytest-xdist); ``warm_only``: by the kept pytest process alone,
+    else :class:`NotWarm` (one share only)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -271,7 +288,9 @@ async def run_tests(
         if path.exists() or path.is_symlink():
             path.unlink()  # in the shadow's own folders (a link is removed, not its target)
     if len(calls) == 1:
-        result, went_cold = await _run_pytest(runner, calls[0], shadow, reports[0], timeout_s, warm)
+        result, went_cold = await _run_pytest(
+            runner, calls[0], shadow, reports[0], timeout_s, warm, warm_only
+        )
         results, colds = [result], [went_cold]
     else:
         results, colds = await _run_all(runner, calls, shadow, reports, timeout_s, warm)

@@ -81,7 +81,19 @@ class ShadowRuns:
         self._making = asyncio.Lock()
         #: Records being indexed after their verdict (:meth:`_index_later`).
         self.indexing: set[asyncio.Future[None]] = set()
-        #: The last verdict's phases (see :attr:`TestGate.timings`).
+        #: The last verdict's phases (name -> seconds): ``select``, and
+        #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``, ``rerun``
+        #: and ``baseline`` (``<run>_wait``: waiting for the warm pytest still
+        #: starting; ``<run>_record``: reading the texts its record needs; the
+        #: record is indexed after the verdict; a name's runs add up),
+        #: ``after_first``: the wait for the re-runs and baseline runs after the
+        #: first run ended, ``waves``: how many of those ran and ``confirmed``:
+        #: the failing tests the first run's own re-run confirmed (counts,
+        #: :mod:`rein.testgate.waves`); ``own_before_first``: the gate's own time
+        #: before the first run's pytest starts (from the call, the warm pytest's
+        #: start left out), ``first_to_verdict``: from its end to the verdict,
+        #: ``judgement``: from the verdict's start (a judgement ahead's) to its
+        #: end.
         self.timings: dict[str, float] = {}
         #: The last verdict's runs that the warm pytest ran (not those its
         #: client ran cold: the detail says why for the first run).
@@ -212,7 +224,9 @@ class ShadowRuns:
     ) -> bool:
         """Record ``nodes`` again, every one traced, in the shadow of the
         workspace before the run (``baseline``), forked from the warm pytest
-        when it is ready (else nothing runs: False, to try again); no file is collected
+        when it is ready (else nothing runs: False, to try again; one the
+        kept process cannot take raises
+        :class:`~rein.testgate.runner.NotWarm`); no file is collected
         whole, so the record lists no file's tests. Off the verdict's path
         (:mod:`rein.testgate.refresh`): its phases, what it saw and its warm
         run are no verdict's."""
@@ -261,7 +275,9 @@ class ShadowRuns:
         its report as pytest writes it is handed to them
         (:mod:`rein.testgate.waves`); ``feed``: the tests it names run
         as they come (:meth:`follow`); ``quiet``: no verdict's run (its
-        phases, what it saw and its warm run are not kept)."""
+        phases, what it saw, its warm run and its tests' times are not
+        kept), run by the kept pytest process alone (else
+        :class:`~rein.testgate.runner.NotWarm`, and nothing ran)."""
         timings = {} if quiet else self.timings
         started = time.monotonic()
         # A sandboxed run can write only its tree's folder: its compiled
@@ -310,6 +326,7 @@ class ShadowRuns:
                 again=waves is not None,
                 feed=feed,
                 shares=shares,
+                warm_only=quiet,
             )
         finally:
             if watching is not None:
@@ -318,9 +335,10 @@ class ShadowRuns:
         # A traced test's time is the tracer's too (about twice its own).
         kept = set(untraced)
         traced = record and not self.spec.custom and run.coverage is not None
-        self.cores.learn(
-            {n: t if not traced or n in kept else t / 2 for n, t in run.durations.items()}
-        )
+        if not quiet:
+            self.cores.learn(
+                {n: t if not traced or n in kept else t / 2 for n, t in run.durations.items()}
+            )
         if run.shares > 1:
             timings[f"{name}_shares"] = run.shares
         if run.coverage is not None and run.unverified is None:

@@ -16,8 +16,11 @@ __all__ = [
     "Snapshot",
     "Spans",
     "Unit",
+    "drop_from",
     "hits",
+    "imported_elsewhere",
     "line_paths",
+    "not_decidable",
     "own_entries",
     "read_changed",
     "recorded_by",
@@ -57,6 +60,10 @@ class Snapshot:
     shared_lines: dict[Unit, frozenset[int]] = field(default_factory=dict)
     #: Test file -> function -> the lines its import ran of it.
     import_lines: dict[str, dict[Unit, frozenset[int]]] = field(default_factory=dict)
+    #: At the last verdict, a file of it differed at module level (or was
+    #: gone) before the run: void until that file is as it was (the first
+    #: to go past the bound).
+    void_before: bool = False
 
     def by_line(self, unit: Unit, spans: Spans) -> tuple[frozenset[str], frozenset[str]]:
         """The tests whose lines of ``unit`` are known, and of those the
@@ -124,6 +131,21 @@ def own_entries(snap: Snapshot, snapshots: Sequence[Snapshot]) -> int:
     return len(set(snap.tests) - tests) + len(set(snap.collected) - files)
 
 
+def drop_from(snap: Snapshot, older: Sequence[Snapshot]) -> None:
+    """``snap`` goes while older snapshots stay: a test whose newest record
+    it held and that an older one on the same ground saw run other
+    functions is left unrecorded there, not judged by the older path
+    (review32: what steered it elsewhere may be nothing a snapshot
+    compares, a data file)."""
+    if snap.void_before:
+        return  # its record is of a module no longer there: it says nothing now
+    for other in older:
+        if other.order < snap.order and same_ground(snap, other):
+            for node, ran in snap.tests.items():
+                if node in other.tests and other.tests[node] != ran:
+                    del other.tests[node]
+
+
 def read_changed(
     snap: Snapshot,
     node: str,
@@ -164,3 +186,28 @@ def recorded_by(
             else:
                 every = False
     return frozenset(recorded), every, frozenset(listed)
+
+
+def imported_elsewhere(
+    test_file: str, files: Mapping[str, FileModel], text_of: Callable[[str], str | None]
+) -> bool:
+    """Another of the run's modules may import ``test_file`` (its module's
+    name is in that module's text): what ``test_file``'s import made may
+    serve that module too, so its import is not its tests' alone."""
+    name = test_file.rpartition("/")[2].removesuffix(".py")
+    for path in files:
+        if path != test_file:
+            text = text_of(path)
+            if text is None or name in text:
+                return True
+    return False
+
+
+def not_decidable(path: str, before: str | None, now: str | None) -> str | None:
+    if not path.endswith(".py"):
+        return f"{path} is not a Python module"
+    if path.rpartition("/")[2] == "conftest.py":
+        return f"{path} is a conftest.py"
+    if before is None or now is None:
+        return f"{path} was created or deleted, or its earlier text is not known"
+    return None
