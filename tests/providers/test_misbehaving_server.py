@@ -115,24 +115,27 @@ async def test_keepalives_without_a_reply_end_at_the_progress_timeout(
 async def test_a_reply_that_keeps_coming_is_not_cut_by_the_progress_timeout(
     provider: str,
 ) -> None:
-    """Parts of the reply (not keep-alives) restart the progress clock."""
+    """Parts of the reply (not keep-alives) restart the progress clock: 8
+    parts 0.3 s apart outlast a 1.5 s timeout (a clock that did not
+    restart would cut the reply), each well within it (0.4 s with parts
+    0.15 s apart was cut once under a full CI's load)."""
 
     async def handler(path: str, writer: asyncio.StreamWriter) -> None:
         writer.write(SSE_HEAD + _start(provider))
-        for piece in ("a", "b", "c", "d"):
+        for piece in "abcdefgh":
             writer.write(_keepalive(provider) + _text(provider, piece))
             await writer.drain()
-            await asyncio.sleep(0.15)
+            await asyncio.sleep(0.3)
         if provider == "anthropic":
             writer.write(sse({"type": "message_stop"}, "message_stop"))
         else:
             writer.write(sse("[DONE]"))
 
     async with RawServer(handler) as server:
-        model = _model(provider, server, stream_progress_timeout=0.4)
+        model = _model(provider, server, stream_progress_timeout=1.5)
         turn = await run_turn(model, request())
         await model.aclose()
-    assert turn.done.text == "abcd"
+    assert turn.done.text == "abcdefgh"
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import anyio
 
+from rein.harness.errors import ReinError
 from rein.harness.ports import CommandResult, CommandRunner
 from rein.testgate.baseline_feed import Feed
 from rein.testgate.cores import Share, durations_in, merged_coverage
@@ -148,10 +149,9 @@ def _read_cold(marker: Path) -> str | None:
         return None
 
 
-class NotWarm(Exception):
+class NotWarm(ReinError):
     """A run for the kept pytest process alone could not go there
-    (``warm_only``): nothing ran. Control flow between this module and
-    :mod:`rein.testgate.refresh`, outside Rein's error tree."""
+    (``warm_only``): nothing ran (:mod:`rein.testgate.refresh` tries later)."""
 
 
 async def _run_pytest(
