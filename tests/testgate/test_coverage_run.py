@@ -1,6 +1,7 @@
 """Selection by coverage over a real warm pytest: a later run's verdict
-runs only the tests that ran the changed function, and those that run
-code in a child process (no record sees it), and blocks on the bug there."""
+runs only the tests that ran the changed function, in the test's process
+or in a Python child it started (the child records what it ran), and
+blocks on the bug there."""
 
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ TESTS = (
     "def test_a():\n    assert run('a', 1) == 2\n\n\n"
     "def test_b():\n    assert run('b', 2) == 4\n\n\n"
     "def test_c():\n    assert run('c', 3) == -3\n\n\n"
-    # Runs _b in a child process: no record sees it, so it always runs.
+    # Runs _b in a Python child: the child's record says so.
     "def test_child():\n    code = \"from mod import run; assert run('b', 2) == 4\"\n"
+    "    subprocess.run([sys.executable, '-c', code], check=True)\n\n\n"
+    # Runs _c in a Python child: its record leaves it out of _b's change.
+    "def test_child_c():\n    code = \"from mod import run; assert run('c', 3) == -3\"\n"
     "    subprocess.run([sys.executable, '-c', code], check=True)\n\n\n"
     # A pager (click's echo_via_pager): no Python in it, its record says all.
     "def test_pager():\n    text = str(run('a', 1)).encode()\n"
@@ -61,18 +65,17 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
     assert (first.blockers, first.unverified) == ([], None)
     assert kept
     assert "not by coverage: no coverage record yet" in first.detail
-    assert first.detail.startswith("5 of 5 tests passed")
-    # test_b ran _b in the process; test_child ran it in a child, which
-    # no record sees: it runs, and blocks too. test_pager's child (a pager)
-    # runs no Python: its record, which never ran _b, leaves it out.
+    assert first.detail.startswith("6 of 6 tests passed")
+    # test_b ran _b in the process; test_child ran it in a Python child,
+    # whose record says so: it runs, and blocks too. test_child_c's child
+    # never ran _b; test_pager's child (a pager) runs no Python: their
+    # records, which never ran _b, leave them out.
     assert [b.message.split(" failed")[0] for b in seeded.blockers] == [
         "tests/test_mod.py::test_b",
         "tests/test_mod.py::test_child",
     ]
-    assert (
-        "selected by coverage: 1 tests ran a changed function (mod.py:_b); always: 1 tests "
-        "whose record cannot see all they run (it starts a child process)"
-    ) in seeded.detail
+    assert "selected by coverage: 2 tests ran a changed function (mod.py:_b)" in seeded.detail
+    assert "always:" not in seeded.detail
     assert "by imports: 0 tests" in seeded.detail
     assert seeded.detail.startswith("0 of 2 tests passed"), seeded.detail
     assert "first" in warm

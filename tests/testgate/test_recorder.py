@@ -20,6 +20,9 @@ from rein.testgate.recorder import (
 )
 from tests.testgate.projects import project
 
+#: Why a test whose Python child left no record is opaque.
+NO_RECORD = "a Python child it started left no record (killed, still running, untraced)"
+
 FILES = {
     "reg.py": "KINDS = {}\n\n\ndef register(name):\n    KINDS[name] = len(KINDS)\n",
     "late.py": "from reg import register\n\nregister('late')\n\n\ndef use():\n    return 1\n",
@@ -32,7 +35,9 @@ FILES = {
     # What a record cannot see: each of these is opaque.
     "tests/test_o.py": (
         "import inspect, os, subprocess, sys, threading\nimport reg\n\n\n"
-        "def test_child():\n    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n\n\n"
+        # A Python child records what it ran; one that leaves no record cannot.
+        "def test_child():\n"
+        "    subprocess.run([sys.executable, '-c', 'import os; os._exit(0)'], check=True)\n\n\n"
         "def test_fork():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
         "    os.waitpid(pid, 0)\n\n\n"
         "def test_thread():\n    t = threading.Thread(target=reg.register, args=('t',))\n"
@@ -95,7 +100,7 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
     # text: the file read (pytest reading the files, at collection, counts
     # for nothing).
     assert raw.opaque == {
-        "tests/test_o.py::test_child": "it starts a child process",
+        "tests/test_o.py::test_child": NO_RECORD,
         "tests/test_o.py::test_fork": "it starts a child process",
         "tests/test_o.py::test_thread": "it starts a thread",
     }
@@ -129,6 +134,7 @@ CHILDREN = (
     "    file = tmp_path / 'edit.txt'\n    file.write_text('a\\n')\n"
     '    subprocess.run(f"sed -i~ \'s/$/Test/\' \\"{file}\\"", shell=True, check=True)\n'
     "    assert file.read_text() == 'aTest\\n'\n\n\n"
+    # A Python interpreter itself: judged by its own record (test_python_children.py).
     "def test_python():\n    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n\n\n"
     "def test_shell_python():\n"
     "    subprocess.run('python3 -c pass 2>/dev/null || true', shell=True, check=True)\n\n\n"
@@ -159,7 +165,6 @@ def test_a_pager_or_an_editor_child_leaves_a_test_judged_by_its_record(tmp_path:
     raw = record_of(tmp_path, {"tests/test_c.py": CHILDREN})
     why = "it starts a child process"
     assert raw.opaque == {
-        "tests/test_c.py::test_python": why,
         "tests/test_c.py::test_shell_python": why,
         "tests/test_c.py::test_in_the_workspace": why,
         "tests/test_c.py::test_shell_stdin": why,

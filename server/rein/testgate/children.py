@@ -5,7 +5,10 @@ is written beside the plugin as ``rein_testgate_children`` and imported
 by it, so it is plain Python for any interpreter from 3.8, standard
 library only).
 
-A child runs untraced, so a test starting one is *opaque* (it runs
+A child that is a Python interpreter itself (:func:`starts_python`) is
+told apart: it records what it ran (:mod:`rein.testgate.child_tracer`),
+and its record decides. Any other child runs untraced, so a test
+starting one is *opaque* (it runs
 whenever its test file is selected) unless the child is on a short
 allow-list of programs that run nothing they are not given and read only
 the files they are given, none of them a workspace file: ``cat``,
@@ -43,7 +46,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["install", "may_run_workspace_code"]
+__all__ = ["install", "may_run_workspace_code", "starts_python"]
 
 #: Shells judged by the command they are given with ``-c``; in any other
 #: form they read their script from standard input or a file.
@@ -438,28 +441,74 @@ def _under(path: str, root: str) -> bool:
     return path == base[:-1] or path.startswith(base)
 
 
-def install(root: str, on_child: Callable[[Any], None]) -> None:
+def starts_python(
+    args: Any, executable: Any = None, shell: bool = False, cwd: Any = None, env: Any = None
+) -> bool:
+    """Whether a child started so (``subprocess.Popen``'s arguments) is a
+    Python interpreter itself: its program resolves to a native executable
+    outside the workspace named as Python (a venv's ``bin/python`` is a
+    link to one), not a shell, not a script. Such a child records what it
+    ran when it is traced (:mod:`rein.testgate.child_tracer`); whether it
+    was is known only by its record."""
+    try:
+        if shell:
+            return False
+        items = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        program = _text(executable) if executable is not None else _text(items[0])
+        folder = os.path.abspath(_text(cwd) if cwd is not None else os.getcwd())
+        found = _resolve(program, folder, _variables(env).get("PATH", os.defpath))
+        if found is None:
+            return False
+        real = os.path.realpath(found)
+        if real != os.path.realpath(sys.executable) and not _pythonish(os.path.basename(real)):
+            return False
+        with open(real, "rb") as handle:
+            return handle.read(4).startswith(_NATIVE)
+    except Exception:  # anything unforeseen: not told, the test is opaque
+        return False
+
+
+def install(
+    root: str,
+    on_child: Callable[[Any], None],
+    on_python: Callable[[int, float, Any], None] | None = None,
+) -> None:
     """Hook where a test starts a child: ``on_child(frame)`` (the frame
     that started it) for each that may run ``root``'s code or read its
     files (:func:`may_run_workspace_code`), and for multiprocessing's
-    starts; not for the others."""
+    starts; not for the others. With ``on_python``, a ``subprocess`` child
+    that is a Python interpreter (:func:`starts_python`) is told to it
+    instead, once started: ``on_python(pid, since, frame)``, ``since`` the
+    monotonic clock before the start (its record must be newer)."""
     import subprocess
+    import time
 
     real_execute = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 
     def execute_child(self: Any, *args: Any, **kwargs: Any) -> Any:
         # (args, executable, preexec_fn, close_fds, pass_fds, cwd, env,
         # startupinfo, creationflags, shell, ...), positional from 3.8 on.
+        frame = sys._getframe(1)
         judged = len(args) >= 10 and args[2] is None
-        if not judged or may_run_workspace_code(
-            args[0], args[1], bool(args[9]), args[5], args[6], root
+        python = (
+            judged
+            and on_python is not None
+            and starts_python(args[0], args[1], bool(args[9]), args[5], args[6])
+        )
+        if not judged or (
+            not python
+            and may_run_workspace_code(args[0], args[1], bool(args[9]), args[5], args[6], root)
         ):
-            on_child(sys._getframe(1))
+            on_child(frame)
+        since = time.monotonic()
         _inside.depth += 1
         try:
-            return real_execute(self, *args, **kwargs)
+            started = real_execute(self, *args, **kwargs)
         finally:
             _inside.depth -= 1
+        if python and on_python is not None:
+            on_python(self.pid, since, frame)
+        return started
 
     subprocess.Popen._execute_child = execute_child  # type: ignore[attr-defined]
 

@@ -16,14 +16,17 @@ environment's ``site-packages``), a module's own code left out (it runs at
 import; the index compares what it runs, the skeleton, whole):
 
 * ``tests``: node id -> the ``[file, first line]`` of each code object
-  it ran; ``null`` for a test during which something else replaced the
+  it ran, its Python children's included (each writes its own record,
+  joined at the test's end: :mod:`rein.testgate.child_tracer`); ``null``
+  for a test during which something else replaced the
   tracer (a test of a tracer, a debugger): not known;
 * ``opaque``: node id -> why what the test ran is more than its record
   shows: it started a child process (``subprocess``, ``os.fork``,
   ``os.posix_spawn``, ``os.system``, multiprocessing: the child runs
   untraced) that may run the workspace's code or read its files
   (:mod:`rein.testgate.children`: any not on its allow-list; not a
-  pager, ``cat``, ``sed`` on a temporary file), or a thread (traced, but it
+  pager, ``cat``, ``sed`` on a temporary file; a Python child only when
+  it left no record or its record says so), or a thread (traced, but it
   may outlive the test); a child
   started or source read outside the tests (at import, in a fixture of a
   wider scope) makes every test opaque;
@@ -78,6 +81,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.testgate.child_tracer import SITE_MODULE, SITE_SOURCE
 from rein.testgate.recorder_plugin import PLUGIN_SOURCE
 
 __all__ = [
@@ -102,10 +106,12 @@ UNTRACED_ENV = "REIN_TESTS_UNTRACED"
 def write_plugin(folder: Path) -> None:
     """Write the plugin into ``folder`` (on the run's ``PYTHONPATH``), and
     beside it what it judges a child process by
-    (:mod:`rein.testgate.children`)."""
+    (:mod:`rein.testgate.children`) and what a Python child records by
+    (:mod:`rein.testgate.child_tracer`, as ``sitecustomize``)."""
     (folder / f"{COVERAGE_PLUGIN}.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
     children = Path(__file__).with_name("children.py").read_text(encoding="utf-8")
     (folder / f"{CHILDREN_MODULE}.py").write_text(children, encoding="utf-8")
+    (folder / f"{SITE_MODULE}.py").write_text(SITE_SOURCE, encoding="utf-8")
 
 
 Where = tuple[str, int]

@@ -21,6 +21,8 @@ import pytest
 _STDLIB = sysconfig.get_paths()["stdlib"].rstrip(os.sep) + os.sep
 
 _OUT = os.environ.get("REIN_TESTS_COVERAGE")
+# Where the test's Python children write their records (rein_testgate_child).
+_KIDS = (_OUT or "") + ".children"
 _UNTRACED_FILE = os.environ.get("REIN_TESTS_UNTRACED")
 #: "1": every test file collected whole; else a file naming those that are.
 _WHOLE_FILE = os.environ.get("REIN_TESTS_COLLECT_ALL") or "1"
@@ -44,6 +46,12 @@ _OPAQUE = {}
 _OPAQUE_SHARED = []
 # Node id -> the workspace's .py files whose text it read.
 _READS = {}
+# Node id -> the Python children it started: (pid, the clock before).
+_EXPECTED = {}
+# Node id -> its Python children's rows: [file, first line, lines].
+_KID_ROWS = {}
+# The workspace's modules its Python children imported.
+_KID_FILES = set()
 _NOW = [None]
 _MINE = {}
 # The workspace's code objects (True) and the others (False).
@@ -182,6 +190,44 @@ def _child(frame):
         _opaque("it starts a child process")
 
 
+def _python_child(pid, since, frame):
+    """A Python child started: its record is read at its test's end (none
+    there: the test is opaque); outside the tests, every test is."""
+    if not _from_workspace(frame, False):
+        return
+    if _NOW[0] is None:
+        _opaque("it starts a child process")
+    elif not _SKIPPING[0]:
+        _EXPECTED.setdefault(_NOW[0], []).append((pid, since))
+
+
+def _gather(node):
+    """The records of the Python children ``node`` started (and theirs),
+    joined to its own; one missing (killed, still running, untraced), or
+    older than its start (another process's pid), or opaque itself: the
+    test is opaque."""
+    waiting = list(_EXPECTED.pop(node, ()))
+    while waiting:
+        pid, since = waiting.pop()
+        path = os.path.join(_KIDS, "%d.json" % pid)
+        try:
+            with open(path, encoding="utf-8") as text:
+                record = json.load(text)
+            os.remove(path)
+        except (OSError, ValueError):
+            record = None
+        if not isinstance(record, dict) or record.get("started", 0) < since:
+            _opaque("a Python child it started left no record (killed, still running, untraced)")
+            continue
+        if record["opaque"]:
+            _opaque(record["opaque"])
+        _KID_ROWS.setdefault(node, []).extend(record["rows"])
+        _KID_FILES.update(record["files"])
+        if record["reads"]:
+            _READS.setdefault(node, set()).update(record["reads"])
+        waiting.extend((int(p), float(s)) for p, s in record["children"])
+
+
 def _read(path, why):
     try:
         name = os.path.abspath(os.fspath(path))
@@ -210,7 +256,7 @@ def _watch():
 
     import rein_testgate_children
 
-    rein_testgate_children.install(_ON[0], _child)
+    rein_testgate_children.install(_ON[0], _child, _python_child)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=lambda: _child(sys._getframe(1)) if _ON else None)
     real_start, real_new = threading.Thread.start, _thread.start_new_thread
@@ -261,6 +307,12 @@ def _begin():
             _UNTRACED.update(line for line in names.read().splitlines() if line)
         sys.meta_path.insert(0, _Imports)
     _watch()
+    # For the Python children the tests start (and only them: set here).
+    os.makedirs(_KIDS, exist_ok=True)
+    for name in os.listdir(_KIDS):
+        os.remove(os.path.join(_KIDS, name))
+    os.environ["REIN_TESTS_CHILDREN"] = _KIDS
+    os.environ["REIN_TESTS_CHILD_ROOT"] = _ON[0]
     _start()
 
 
@@ -334,6 +386,7 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         _TESTS[item.nodeid] = mine if sys.gettrace() is _trace else None
         _add = _SHARED.add
+        _gather(item.nodeid)
         _NOW[0] = None
         _start()
 
@@ -399,7 +452,7 @@ def pytest_sessionfinish(session):
     def rows(codes):
         return sorted({tuple(w) for w in map(where, codes) if w is not None})
 
-    files = set()
+    files = set(_KID_FILES)
     for module in list(sys.modules.values()):
         name = getattr(module, "__file__", None) or ""
         if name.startswith(root) and name.endswith(".py") and "site-packages" not in name:
@@ -438,10 +491,21 @@ def pytest_sessionfinish(session):
             line_rows["shared"].append(row)
         else:
             line_rows[context[0]].setdefault(context[1], []).append(row)
+    tests = {k: (None if v is None else rows(v)) for k, v in _TESTS.items()}
+    for node, kid_rows in _KID_ROWS.items():
+        if tests.get(node) is None:
+            continue
+        tests[node] = sorted(set(map(tuple, tests[node])) | {(f, n) for f, n, _ in kid_rows})
+        for file, first, ran in kid_rows:
+            ran = tuple(ran)
+            if ran not in places:
+                places[ran] = len(paths)
+                paths.append(ran)
+            line_rows["tests"].setdefault(node, []).append([file, first, places[ran]])
     record = {
         "paths": paths,
         "lines": line_rows,
-        "tests": {k: (None if v is None else rows(v)) for k, v in _TESTS.items()},
+        "tests": tests,
         "opaque": {
             k: _OPAQUE.get(k) or _OPAQUE_SHARED[0] + " (outside the tests)"
             for k in _TESTS

@@ -1,0 +1,173 @@
+"""A Python child a recorded test starts records what it ran
+(:mod:`rein.testgate.child_tracer`): its test is judged by both records,
+not run at every verdict (click's ``test_light_imports``); a child that
+leaves no record, or escapes its own tracer, leaves its test opaque."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rein.testgate.coverage_index import CoverageIndex
+from rein.testgate.recorder import write_plugin
+from tests.testgate.test_recorder import NO_RECORD, record_of
+
+LIB = (
+    "def used(n):\n"  # 1
+    "    if n > 1:\n"
+    "        return n * 2\n"
+    "    return n\n"  # 4
+    "\n\n"
+    "def unused():\n"  # 7
+    "    return 0\n"
+    "\n\n"
+    "def spawns():\n"  # 11
+    "    import subprocess, sys\n"
+    "    subprocess.run([sys.executable, '-c', 'import lib; lib.unused()'], check=True)\n"
+)
+
+#: The test file imports nothing of lib: only its children run it.
+KIDS = (
+    "import subprocess, sys\n\n\n"
+    "def test_child():\n"
+    "    subprocess.run([sys.executable, '-c', 'import lib; lib.used(2)'], check=True)\n\n\n"
+    # click's test_light_imports: the script on standard input.
+    "def test_stdin():\n"
+    "    subprocess.run([sys.executable, '-'], input=b'import lib; lib.used(1)', check=True)\n\n\n"
+    "def test_grandchild():\n"
+    "    subprocess.run([sys.executable, '-c', 'import lib; lib.spawns()'], check=True)\n\n\n"
+    "def test_reads():\n"
+    "    subprocess.run([sys.executable, '-c', 'open(\"lib.py\").read()'], check=True)\n"
+)
+
+
+def test_a_python_childs_record_is_its_tests(tmp_path: Path) -> None:
+    raw = record_of(tmp_path, {"lib.py": LIB, "tests/test_k.py": KIDS})
+    child, stdin, grand, reads = (
+        f"tests/test_k.py::test_{n}" for n in ("child", "stdin", "grandchild", "reads")
+    )
+    assert raw.opaque == {}
+    # What the child ran is the test's, by line; the test file's own
+    # function too. The parent never imported lib: the child did.
+    assert raw.tests[child] == {("tests/test_k.py", 4), ("lib.py", 1)}
+    assert raw.test_lines[child][("lib.py", 1)] == frozenset({1, 2, 3})
+    assert raw.test_lines[stdin][("lib.py", 1)] == frozenset({1, 2, 4})
+    assert "lib.py" in raw.files
+    # A child's Python child: its record joins too.
+    assert {("lib.py", 11), ("lib.py", 7)} <= raw.tests[grand]
+    assert ("lib.py", 1) not in raw.tests[grand]
+    # A child reading the workspace's source (its script is the test's code).
+    assert raw.reads == {reads: ("lib.py",)}
+
+
+def test_a_childs_function_changed_selects_its_test_and_no_other(tmp_path: Path) -> None:
+    files = {"lib.py": LIB, "tests/test_k.py": KIDS}
+    raw = record_of(tmp_path, files)
+    index = CoverageIndex()
+    index.add(raw, files.get)
+    tests = ["tests/test_k.py"]
+
+    def chosen(new_lib: str) -> set[str]:
+        choice = index.choose({"lib.py": (LIB, new_lib)}, tests, files.get)
+        assert choice.undecided == {}
+        return set(choice.selected["tests/test_k.py"])
+
+    # test_reads read lib.py's text: any change of it selects it.
+    reads = "tests/test_k.py::test_reads"
+    # used(2) ran line 3 (test_child), used(1) line 4 (test_stdin).
+    assert chosen(LIB.replace("n * 2", "n * 3")) == {"tests/test_k.py::test_child", reads}
+    assert chosen(LIB.replace("return n\n", "return -n\n")) == {
+        "tests/test_k.py::test_stdin",
+        reads,
+    }
+    # unused ran in the grandchild only.
+    assert chosen(LIB.replace("return 0", "return 9")) == {
+        "tests/test_k.py::test_grandchild",
+        reads,
+    }
+
+
+#: Children whose record is missing or says they escaped.
+ESCAPES = (
+    "import os, subprocess, sys\n\n"
+    "RUNNING = []\n\n\n"
+    "def test_isolated():\n"  # -I: no PYTHONPATH, so no tracer
+    "    subprocess.run([sys.executable, '-I', '-c', 'pass'], check=True)\n\n\n"
+    "def test_bare_environment():\n"
+    "    subprocess.run([sys.executable, '-c', 'pass'], env={'PATH': os.environ['PATH']},\n"
+    "                   check=True)\n\n\n"
+    "def test_killed():\n"
+    "    subprocess.run([sys.executable, '-c', 'import os; os._exit(0)'], check=True)\n\n\n"
+    "def test_leaves_it_running():\n"  # waits on its standard input
+    "    RUNNING.append(subprocess.Popen([sys.executable, '-c', 'import sys; sys.stdin.read()'],\n"
+    "                                    stdin=subprocess.PIPE))\n\n\n"
+    "def test_ends_it():\n"  # the record written now is not this test's
+    "    RUNNING[0].communicate(b'')\n\n\n"
+    "def test_shell():\n"  # the child's own child, not Python
+    "    subprocess.run([sys.executable, '-c', 'import os; os.system(\"ls >/dev/null\")'],\n"
+    "                   check=True)\n\n\n"
+    "def test_fork():\n"
+    "    script = 'import os\\npid = os.fork()\\nif pid == 0: os._exit(0)\\nos.waitpid(pid, 0)'\n"
+    "    subprocess.run([sys.executable, '-c', script], check=True)\n\n\n"
+    "def test_replaced():\n"  # a tracer of its own (a debugger, coverage)
+    "    subprocess.run([sys.executable, '-c', 'import sys; sys.settrace(None)'], check=True)\n"
+)
+
+
+def test_a_child_that_leaves_no_record_or_escapes_leaves_its_test_opaque(
+    tmp_path: Path,
+) -> None:
+    raw = record_of(tmp_path, {"tests/test_e.py": ESCAPES})
+    child = "it starts a child process"
+    assert raw.opaque == {
+        "tests/test_e.py::test_isolated": NO_RECORD,
+        "tests/test_e.py::test_bare_environment": NO_RECORD,
+        "tests/test_e.py::test_killed": NO_RECORD,
+        "tests/test_e.py::test_leaves_it_running": NO_RECORD,
+        "tests/test_e.py::test_shell": child,
+        "tests/test_e.py::test_fork": child,
+        "tests/test_e.py::test_replaced": "its Python child's tracer was replaced",
+    }
+
+
+def test_a_python_child_outside_the_tests_makes_every_test_opaque(tmp_path: Path) -> None:
+    conftest = (
+        "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session')\n"
+        "def server():\n    return subprocess.run([sys.executable, '-c', 'pass']).returncode\n"
+    )
+    tests = "def test_uses(server):\n    assert server == 0\n\n\ndef test_plain():\n    pass\n"
+    raw = record_of(tmp_path, {"tests/conftest.py": conftest, "tests/test_s.py": tests})
+    why = "it starts a child process (outside the tests)"
+    assert raw.opaque == {"tests/test_s.py::test_uses": why, "tests/test_s.py::test_plain": why}
+
+
+def test_the_sitecustomize_it_hides_still_runs(tmp_path: Path) -> None:
+    """The tracer is a ``sitecustomize`` on ``PYTHONPATH``: the system's
+    or a project's, later on the path, runs after it, recording or not."""
+    tests = (
+        "import subprocess, sys\n\n\n"
+        "def test_mark():\n"
+        "    done = subprocess.run([sys.executable, '-c',\n"
+        "                           'import sitecustomize; print(sitecustomize.MARK)'],\n"
+        "                          capture_output=True, text=True, check=True)\n"
+        "    assert done.stdout == 'the project\\n'\n"
+    )
+    raw = record_of(
+        tmp_path, {"sitecustomize.py": "MARK = 'the project'\n", "tests/test_m.py": tests}
+    )
+    assert raw.opaque == {}  # recorded: the child's tracer ran, then the project's
+    project = tmp_path / "proj"
+    plugins = tmp_path / "bare"
+    plugins.mkdir()
+    write_plugin(plugins)
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": f"{plugins}:{project}"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sitecustomize; print(sitecustomize.MARK)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert done.stdout == "the project\n"
