@@ -35,8 +35,9 @@ typecheck: setup
 # Two workers (pytest-xdist): most tests wait on a subprocess (rein serve,
 # rein run, an analyzer), so two keep both cores busy; e2e tests still run
 # last (tests/conftest.py orders them, the workers take them in that order).
+# The 30 slowest tests are printed: the suite's budget is 12 minutes.
 pytest: setup language-servers
-	$(VENV)/bin/pytest -q -n 2
+	$(VENV)/bin/pytest -q -n 2 --durations=30
 
 eval: setup
 	$(VENV)/bin/rein eval --json .eval-scores.json
