@@ -39,12 +39,15 @@ pager's own ``!`` command through a pseudo-terminal.
 from __future__ import annotations
 
 import os
-import re
-import shutil
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any
+
+# ``re``, ``shutil`` and ``typing`` are imported only where needed: a
+# Python child imports this module at its start (its start-up time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 __all__ = ["install", "may_run_workspace_code", "starts_python"]
 
@@ -83,7 +86,7 @@ _SED_LONG = {
 }
 _SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
 #: One sed command that runs nothing and reads or writes no file.
-_SED_COMMAND = re.compile(
+_SED_COMMAND = (
     rf"\s*(?:{_SED_ADDRESS}(?:\s*,\s*(?:{_SED_ADDRESS}|[+~]\d+))?\s*!?\s*)?"
     r"(?:s(?P<d>[^\\\n\s])(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)"
     r"[gpiImM0-9]*"
@@ -223,6 +226,8 @@ def _shell_command(operands: list[str]) -> str | None:
     """The command a shell is given (``sh -c CMD``, ``bash -ec CMD``); None
     when it reads standard input or a script, or takes other options
     (``-x`` runs ``PS4``, ``-l``/``-i`` read profiles)."""
+    import re
+
     letters, at = "", 0
     while at < len(operands) and re.fullmatch(r"-[ceu]+", operands[at]):
         letters += operands[at][1:]
@@ -299,9 +304,12 @@ def _sed_files(operands: list[str]) -> list[str] | None:
 
 
 def _plain_sed(script: str) -> bool:
+    import re
+
+    command = re.compile(_SED_COMMAND)
     at = 0
     while at < len(script):
-        match = _SED_COMMAND.match(script, at)
+        match = command.match(script, at)
         if match is None or match.end() == at:
             return script[at:].strip(" \t;\n") == ""
         at = match.end()
@@ -408,6 +416,8 @@ def _resolve(token: str, folder: str, path: str) -> str | None:
         return candidate
     if os.sep in token:
         return None
+    import shutil
+
     return shutil.which(token, path=path)
 
 

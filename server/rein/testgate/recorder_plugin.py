@@ -52,6 +52,8 @@ _EXPECTED = {}
 _KID_ROWS = {}
 # The workspace's modules its Python children imported.
 _KID_FILES = set()
+# What the Python children record by (set while a traced test runs).
+_KID_ENV = {}
 _NOW = [None]
 _MINE = {}
 # The workspace's code objects (True) and the others (False).
@@ -198,25 +200,51 @@ def _python_child(pid, since, frame):
     if _NOW[0] is None:
         _opaque("it starts a child process")
     elif not _SKIPPING[0]:
-        _EXPECTED.setdefault(_NOW[0], []).append((pid, since))
+        _EXPECTED.setdefault(_NOW[0], []).append((pid, since, os.getpid()))
+
+
+def _ended(pid):
+    """Process ``pid`` has ended (gone, or a zombie): its record is whole."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            pass
+        return False  # running, or a zombie: not told apart here
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        return False
 
 
 def _gather(node):
     """The records of the Python children ``node`` started (and theirs),
-    joined to its own; one missing (killed, still running, untraced), or
-    older than its start (another process's pid), or opaque itself: the
-    test is opaque."""
+    joined to its own. One missing (killed, untraced), not whole (the
+    child still runs), not that child's (older than its start, another
+    parent: another process with its pid), or opaque itself: the test is
+    opaque."""
     waiting = list(_EXPECTED.pop(node, ()))
     while waiting:
-        pid, since = waiting.pop()
+        pid, since, parent = waiting.pop()
         path = os.path.join(_KIDS, "%d.json" % pid)
-        try:
-            with open(path, encoding="utf-8") as text:
-                record = json.load(text)
-            os.remove(path)
-        except (OSError, ValueError):
-            record = None
-        if not isinstance(record, dict) or record.get("started", 0) < since:
+        record = None
+        if _ended(pid):
+            try:
+                with open(path, encoding="utf-8") as text:
+                    record = json.load(text)
+                os.remove(path)
+            except (OSError, ValueError):
+                pass
+        if (
+            not isinstance(record, dict)
+            or record.get("started", 0) < since
+            or record.get("parent") != parent
+        ):
             _opaque("a Python child it started left no record (killed, still running, untraced)")
             continue
         if record["opaque"]:
@@ -225,7 +253,7 @@ def _gather(node):
         _KID_FILES.update(record["files"])
         if record["reads"]:
             _READS.setdefault(node, set()).update(record["reads"])
-        waiting.extend((int(p), float(s)) for p, s in record["children"])
+        waiting.extend((int(p), float(s), pid) for p, s in record["children"])
 
 
 def _read(path, why):
@@ -310,9 +338,12 @@ def _begin():
     # For the Python children the tests start (and only them: set here).
     os.makedirs(_KIDS, exist_ok=True)
     for name in os.listdir(_KIDS):
-        os.remove(os.path.join(_KIDS, name))
-    os.environ["REIN_TESTS_CHILDREN"] = _KIDS
-    os.environ["REIN_TESTS_CHILD_ROOT"] = _ON[0]
+        try:
+            os.remove(os.path.join(_KIDS, name))
+        except OSError:  # a child of an earlier run wrote it meanwhile
+            pass
+    _KID_ENV.update(REIN_TESTS_CHILDREN=_KIDS, REIN_TESTS_CHILD_ROOT=_ON[0])
+    os.environ.update(_KID_ENV)
     _start()
 
 
@@ -369,12 +400,15 @@ def pytest_runtest_protocol(item, nextitem):
         # first use) may run a later traced test's code.
         sys.settrace(None)
         _add, _SKIPPING[0] = _IGNORED.add, True
+        for name in _KID_ENV:  # its Python children record nothing either
+            os.environ.pop(name, None)
         try:
             yield
         finally:
             _SKIPPING[0] = False
             _IGNORED.clear()
             _add = _SHARED.add
+            os.environ.update(_KID_ENV)
             _start()
         return
     mine = set()
