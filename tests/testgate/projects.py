@@ -45,16 +45,22 @@ def project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+#: The gates the running test made: closed at its end (tests/testgate/conftest.py).
+MADE: list[TestGate] = []
+
+
 def gate_for(root: Path, *, launcher: ProcessLauncher | None = None, **config: object) -> TestGate:
     """The gate over ``root`` (``launcher``: with a warm pytest)."""
     python = str(config.pop("python", sys.executable))
-    return TestGate(
+    gate = TestGate(
         root,
         SubprocessRunner(str(root)),
         TestsGateConfig.model_validate(config),
         python=python,
         launcher=launcher,
     )
+    MADE.append(gate)
+    return gate
 
 
 async def changed(gate: TestGate, workspace: FakeWorkspace, path: str, text: str) -> None:

@@ -6,13 +6,15 @@ process, when it started and ended): what ran where is counted there."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from rein.harness.gating.gate_types import GateOutcome
 from rein.process.kept import KeptProcessLauncher
-from rein.testgate.waves import Heard, read_lines
+from rein.testgate.waves import Heard, Waves, read_lines
+from tests.fakes.wave_runs import EndlessRuns
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import changed, gate_for, project, verdict
 
@@ -253,3 +255,25 @@ async def test_a_small_first_run_over_two_files_has_one_baseline_run_beside_it(
     baseline = {pid for _, v, pid, _, _ in _calls(calls) if v == 1}
     assert len(baseline) == 1, _calls(calls)
     assert timings["waves"] == 1
+
+
+async def test_no_run_starts_once_the_waves_are_cancelled() -> None:
+    """A cancelled run's end started the next waiting one, which no one
+    awaited: a pytest process that went on after its verdict, and, at an
+    event loop's close, a task Python 3.11's asyncio never ended (it was
+    cancelled while it started its process: a worker of this suite hung
+    in the loop's teardown, 2026-12-07)."""
+    runs = EndlessRuns()
+    waves = Waves(runs, {}, {}, deadline=asyncio.get_running_loop().time() + 60)
+    # The first run's report, while it goes on: two failing tests of two
+    # files; one run at a time beside it, so the others wait.
+    waves.heard([Heard("tests/test_a.py::test_a", "failed")])
+    waves.heard([Heard("tests/test_b.py::test_b", "failed")])
+    await asyncio.sleep(0)
+    started = list(runs.started)
+    assert started == [("before", ("tests/test_a.py::test_a",))]
+    await waves.cancel()
+    for _ in range(3):
+        await asyncio.sleep(0)  # any run a callback started has begun
+    assert runs.started == started
+    assert runs.cancelled == len(started)

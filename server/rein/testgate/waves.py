@@ -272,6 +272,9 @@ class Waves:
         self._changed = asyncio.Event()
         #: The runs' errors (a shadow that could not be built).
         self._errors: list[BaseException] = []
+        #: Stopped (:meth:`cancel`): no run starts any more, not even from a
+        #: cancelled run's end (:meth:`_ran`).
+        self._stopped = False
         #: The first run's report, as read so far (:func:`watch_report`).
         self.reader: ReportReader | None = None
         #: How many runs (pytest processes) the waves started.
@@ -298,6 +301,8 @@ class Waves:
             self._start_follow(targets, list(only or ()))
 
     def _start_follow(self, files: Sequence[str], only: list[str] | None) -> None:
+        if self._stopped:
+            return
         self._feed, self._follow_files = Feed(), frozenset(files)
         run = self._runs.follow(self._feed, list(files), only, self._baseline, self._deadline)
         self._before.running = asyncio.ensure_future(run)
@@ -378,7 +383,7 @@ class Waves:
         """Start the runs that may start: beside the first run one process
         at a time, the baseline's first; after it, one of each kind (with
         ``workers`` 1: none beside it, one at a time after it)."""
-        if self._errors:
+        if self._errors or self._stopped:
             return
         # The feed's run mostly waits for names: it takes no room.
         following = self._feed is not None and not self._feed.ended
@@ -456,6 +461,7 @@ class Waves:
         """Forget the runs so far (stopped): the first run ran again with
         other targets (a per-test choice that collected nothing)."""
         await self.cancel()
+        self._stopped = False
         self._before, self._again = _Lane(), _Lane()
         self._retrying.clear()
         self.confirmed.clear()
@@ -465,7 +471,13 @@ class Waves:
 
     async def cancel(self) -> None:
         """Stop the runs still going (the verdict ended without them) and
-        wait for their processes' end."""
+        wait for their processes' end; none starts after. Until 2026-12-07
+        a cancelled run's end started the next waiting one (:meth:`_ran`),
+        which went on after the verdict, unawaited: a pytest process no
+        verdict read, and, cancelled with every task at an event loop's
+        close while it started, a wait Python 3.11's asyncio never ends
+        (the transport waits for pipes it never connected)."""
+        self._stopped = True
         tasks = [t for t in (self._before.running, self._again.running) if t is not None]
         self._before.running = self._again.running = None
         for task in tasks:
