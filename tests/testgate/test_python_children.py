@@ -194,17 +194,6 @@ def test_a_child_that_leaves_no_record_or_escapes_leaves_its_test_opaque(
     }
 
 
-def test_a_python_child_outside_the_tests_makes_every_test_opaque(tmp_path: Path) -> None:
-    conftest = (
-        "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session')\n"
-        "def server():\n    return subprocess.run([sys.executable, '-c', 'pass']).returncode\n"
-    )
-    tests = "def test_uses(server):\n    assert server == 0\n\n\ndef test_plain():\n    pass\n"
-    raw = record_of(tmp_path, {"tests/conftest.py": conftest, "tests/test_s.py": tests})
-    why = "it starts a child process (outside the tests)"
-    assert raw.opaque == {"tests/test_s.py::test_uses": why, "tests/test_s.py::test_plain": why}
-
-
 def test_the_sitecustomize_it_hides_still_runs(tmp_path: Path) -> None:
     """The tracer is a ``sitecustomize`` on ``PYTHONPATH``: the system's
     or a project's, later on the path, runs after it, recording or not."""

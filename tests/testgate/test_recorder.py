@@ -111,6 +111,7 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
 
 
 def test_a_child_a_wider_fixture_starts_makes_every_test_opaque(tmp_path: Path) -> None:
+    # A Python child too: its record would be no test's.
     conftest = (
         "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session')\n"
         "def server():\n    return subprocess.run([sys.executable, '-c', 'pass']).returncode\n"
