@@ -21,7 +21,8 @@ import pytest
 _STDLIB = sysconfig.get_paths()["stdlib"].rstrip(os.sep) + os.sep
 
 _OUT = os.environ.get("REIN_TESTS_COVERAGE")
-# Where the test's Python children write their records (rein_testgate_child).
+# Where the tests' Python children write their records (the sitecustomize
+# of rein.testgate.child_tracer).
 _KIDS = (_OUT or "") + ".children"
 _UNTRACED_FILE = os.environ.get("REIN_TESTS_UNTRACED")
 #: "1": every test file collected whole; else a file naming those that are.
