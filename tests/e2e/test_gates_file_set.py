@@ -198,3 +198,43 @@ async def test_a_deleted_modules_importers_all_block_with_no_grace(
     ]
     assert not first.stale
     assert (second.status, second.blockers) == ("passed", [])
+
+
+#: The package re-exports the helpers: with util.py gone, the app's import
+#: of ``double`` from the package breaks on a line that does not name util.
+REEXPORT = '"""The package."""\n\nfrom pkg.util import double\n\n__all__ = ["double"]\n'
+FROM_THE_PACKAGE = (
+    '"""The app."""\n\nfrom pkg import double\n\n\ndef run() -> int:\n    return double(21)\n'
+)
+
+
+@pytest.mark.parametrize("large", [True, False], ids=["open-files", "workspace"])
+async def test_a_deleted_modules_re_exported_name_blocks_asked_of_copies_on_disk(
+    package: Path, large: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The app's broken import of the re-exported name does not name the
+    deleted module: it is asked of copies of the workspace on disk, as it
+    was and as it is, by basedpyright's command line (issue 32: sympy's
+    ``zeta_functions.py`` rename), is new there and blocks; the repair
+    passes."""
+    (package / "pkg" / "__init__.py").write_text(REEXPORT)
+    (package / "pkg" / "app.py").write_text(FROM_THE_PACKAGE)
+    config = ReinConfig.model_validate(
+        {"gates": {"analyzer": {"workspaceMaxFiles": 1 if large else 1_000}}}
+    )
+    caplog.set_level("INFO", logger="rein.disk.disk_checks")
+    model = ReplayModel(delete_and_write_back())
+    events = EventLog()
+    async with HeadlessSession(package, model, config, watch=False) as session:
+        assert session.pool.large == large
+        session.agent.subscribe(events)
+        result = await session.prompt("tidy the package")
+    assert result.status == "completed", result.error
+    first, second = events.gate_results("analyzer")
+    assert sorted((b.path, b.line) for b in first.blockers) == [
+        ("pkg/__init__.py", 2),
+        ("pkg/app.py", 2),
+    ]
+    asked = [r.getMessage() for r in caplog.records if "copies of the workspace" in r.getMessage()]
+    assert asked and all("answered" in m for m in asked), asked
+    assert (second.status, second.blockers) == ("passed", [])

@@ -13,6 +13,7 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import (
     Diagnostic,
     DiagnosticsSnapshot,
+    DiskErrors,
     Mutation,
 )
 from rein.harness.tools import ToolEnvironment
@@ -198,6 +199,34 @@ class AnsweringFakeDiagnostics(SettlingFakeDiagnostics):
         return DiagnosticsSnapshot(
             found, self.generation, self.answered_stale, blind=self.answered_blind
         )
+
+
+class DiskFakeDiagnostics(AnsweringFakeDiagnostics):
+    """An AnsweringFakeDiagnostics whose analyzers also check copies of the
+    workspace on disk (DiskDiagnostics, as the headless pool): ``on_disk``
+    is the errors of each copy asked, in order (None: no answer), limited
+    to the paths asked; ``disk_asked`` records each question's overlays and
+    paths."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(diagnostics)
+        self.checked: frozenset[str] = frozenset({"basedpyright"})
+        self.on_disk: list[list[Diagnostic]] | None = None
+        self.disk_asked: list[tuple[list[dict[str, str | None]], list[str]]] = []
+
+    def checked_on_disk(self) -> frozenset[str]:
+        return self.checked
+
+    async def errors_on_disk(
+        self,
+        overlays: Sequence[Mapping[str, str | None]],
+        paths: Sequence[str],
+        timeout_s: float,
+    ) -> DiskErrors | None:
+        self.disk_asked.append(([dict(o) for o in overlays], list(paths)))
+        if self.on_disk is None:
+            return None
+        return DiskErrors(tuple(tuple(d for d in copy if d.path in paths) for copy in self.on_disk))
 
 
 class ColdFakeDiagnostics(SettlingFakeDiagnostics):

@@ -19,10 +19,12 @@ deleted (or renamed away) cannot: the analyzers resolve imports from the
 disk, so with it still gone every error it causes looks as if it was there
 before, and not only in its importers' import lines (a name a star import
 brought, an attribute of a package that re-exported it, in files that
-import those). The errors in unchanged files are then not asked about: they
-were judged against the run-start snapshot already, and that is the
-verdict (issue 32: toolz's ``itertoolz.py`` renamed away blocked on 7 of
-the 46 new errors the command line reports). A file the run created is
+import those). The errors in unchanged files are then not asked about in
+memory: they were judged against the run-start snapshot already, and that
+is the verdict (issue 32: toolz's ``itertoolz.py`` renamed away blocked on
+7 of the 46 new errors the command line reports), unless the source can
+check copies of the workspace on disk, as it was and as it is
+(:mod:`rein.analysis.on_disk`). A file the run created is
 shown empty, and the files importing its name are not asked about
 (``unshowable``, :func:`~rein.analysis.run_texts.users_of_created`): it
 shadows what it shadows (the standard library's ``json`` for a created
@@ -41,11 +43,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import FileBaseline, blocking_untouched
+from rein.analysis.on_disk import asked_on_disk, gone
 from rein.analysis.run_texts import before_and_now, settings_changed, users_of_created
 from rein.harness.ports import (
     AnsweringDiagnostics,
     CounterfactualDiagnostics,
     Diagnostic,
+    DiskDiagnostics,
     Workspace,
 )
 
@@ -68,8 +72,8 @@ async def without_the_run(
     shown). The files ``unshowable`` names are not asked about: their
     errors stay; nor are those ``asked_already`` (their baseline is this
     question's answer: it was asked after the as-is one)."""
-    if any(before.get(p) and not now.get(p) for p in touched):
-        return list(blocking), 0  # a file is gone: the state before cannot be shown
+    if gone(touched, before, now):
+        return list(blocking), 0  # the state before cannot be shown in memory
     paths = sorted({d.path for d in blocking if d.path not in touched})
     kept_out = set(await unshowable(paths)) if unshowable is not None and paths else set()
     kept_out |= set(asked_already) & set(paths)
@@ -132,6 +136,8 @@ async def not_the_runs(
     texts = await before_and_now(touched, files, workspace, source)
     if texts is None:
         return blocking, 0  # the state before the run is not known for every file
+    if gone(touched, *texts) and isinstance(source, DiskDiagnostics):
+        return await asked_on_disk(source, blocking, touched, files, workspace, *texts, timeout_s)
     return await without_the_run(
         source,
         blocking,

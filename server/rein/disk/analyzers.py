@@ -42,7 +42,7 @@ from pathlib import Path
 
 import anyio
 
-from rein.disk import file_checks, open_files, pool_files, pool_status
+from rein.disk import disk_checks, file_checks, open_files, pool_files, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.file_presence import FilePresence
@@ -56,7 +56,7 @@ from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.disk.ruff_extends import SETTINGS_NAMES, RuffExtends
 from rein.disk.uri_paths import UriPaths
 from rein.harness.errors import ToolError
-from rein.harness.ports import Diagnostic, DiagnosticsSnapshot
+from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, DiskErrors
 from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 
@@ -500,6 +500,29 @@ class AnalyzerPool:
             why = "the analyzers did not settle within the settle bound"
             return replace(snap, stale=True, stale_reason=snap.stale_reason or why)
         return await self.snapshot(paths)
+
+    def _command_lines(self) -> list[disk_checks.CommandLine]:
+        return disk_checks.command_lines(
+            (a.spec.name, a.executable, a.alive, a.settings) for a in self.analyzers
+        )
+
+    def checked_on_disk(self) -> frozenset[str]:
+        """The analyzers whose command line checks copies of the workspace."""
+        return frozenset(c.name for c in self._command_lines())
+
+    async def errors_on_disk(
+        self,
+        overlays: Sequence[Mapping[str, str | None]],
+        paths: Sequence[str],
+        timeout_s: float,
+    ) -> DiskErrors | None:
+        """The command lines' errors in ``paths`` of a copy of the workspace
+        per overlay (:mod:`rein.disk.disk_checks`); None when one answered
+        nothing. One analyzer's command line: basedpyright's."""
+        commands = self._command_lines()
+        if not commands or not paths:
+            return None
+        return await disk_checks.errors_on_disk(self.root, commands[0], overlays, paths, timeout_s)
 
     async def wait_settled(self, timeout_s: float = 30.0) -> bool:
         """Wait until every analyzer is idle (see :meth:`wait_idle`)."""

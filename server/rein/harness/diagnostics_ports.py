@@ -3,7 +3,8 @@ source reports at once (:class:`DiagnosticsSnapshot`), the source
 (:class:`DiagnosticsSource`) and what a source may offer beyond it: waiting
 for its analyzers to settle (:class:`SettlingDiagnostics`), showing them
 other texts (:class:`CounterfactualDiagnostics`) and asking again after
-them (:class:`AnsweringDiagnostics`), closing the files it opened
+them (:class:`AnsweringDiagnostics`), checking copies of the workspace on
+disk (:class:`DiskDiagnostics`), closing the files it opened
 (:class:`ReleasingDiagnostics`). :mod:`rein.harness.ports` lists them
 with the other ports."""
 
@@ -21,6 +22,8 @@ __all__ = [
     "Diagnostic",
     "DiagnosticsSnapshot",
     "DiagnosticsSource",
+    "DiskDiagnostics",
+    "DiskErrors",
     "ReleasingDiagnostics",
     "SettlingDiagnostics",
 ]
@@ -131,6 +134,41 @@ class AnsweringDiagnostics(Protocol):
         """The diagnostics of ``paths`` once each was answered for its text
         now, after what was last shown; stale when one was not answered
         within ``timeout_s``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DiskErrors:
+    """What :meth:`DiskDiagnostics.errors_on_disk` found: for each copy of
+    the workspace, in the order asked, the errors in the files asked."""
+
+    errors: tuple[tuple[Diagnostic, ...], ...]
+
+
+@runtime_checkable
+class DiskDiagnostics(Protocol):
+    """A source whose analyzers can also check copies of the workspace on
+    disk, as their command lines do (the headless pool: ``basedpyright``
+    beside its language server). The analyzer gate asks it where a file the
+    run deleted or renamed away cannot be shown in memory as it was: the
+    analyzers resolve imports from the disk."""
+
+    def checked_on_disk(self) -> frozenset[str]:
+        """The analyzers (:attr:`Diagnostic.source`) whose command lines
+        check the copies: only their findings are asked about."""
+        ...
+
+    async def errors_on_disk(
+        self,
+        overlays: Sequence[Mapping[str, str | None]],
+        paths: Sequence[str],
+        timeout_s: float,
+    ) -> DiskErrors | None:
+        """For each overlay (path -> text, None: no such file), the errors
+        the command lines report in ``paths`` of a copy of the workspace
+        with the overlay applied, the copies checked side by side. None
+        when a copy could not be checked within ``timeout_s``, or not every
+        file asked was checked: nothing is known then."""
         ...
 
 

@@ -30,6 +30,8 @@ from rein.harness.diagnostics_ports import (
     Diagnostic,
     DiagnosticsSnapshot,
     DiagnosticsSource,
+    DiskDiagnostics,
+    DiskErrors,
     ReleasingDiagnostics,
     SettlingDiagnostics,
 )
@@ -69,6 +71,8 @@ __all__ = [
     "Diagnostic",
     "DiagnosticsSnapshot",
     "DiagnosticsSource",
+    "DiskDiagnostics",
+    "DiskErrors",
     "FileContent",
     "FileUpdate",
     "Model",

@@ -36,6 +36,8 @@ from rein.harness.ports import (
     CounterfactualDiagnostics,
     DiagnosticsSnapshot,
     DiagnosticsSource,
+    DiskDiagnostics,
+    DiskErrors,
     Mutation,
     ReleasingDiagnostics,
     SettlingDiagnostics,
@@ -211,6 +213,24 @@ class DiagnosticsCoordinator:
         snap = await inner.snapshot(paths)
         why = "the diagnostics source cannot ask its analyzers again"
         return replace(snap, stale=True, stale_reason=why)
+
+    def checked_on_disk(self) -> frozenset[str]:
+        """The inner source's analyzers that check copies on disk; none
+        without them."""
+        inner = self.source
+        return inner.checked_on_disk() if isinstance(inner, DiskDiagnostics) else frozenset()
+
+    async def errors_on_disk(
+        self,
+        overlays: Sequence[Mapping[str, str | None]],
+        paths: Sequence[str],
+        timeout_s: float,
+    ) -> DiskErrors | None:
+        """The inner source's copies checked on disk; None without them."""
+        inner = self.source
+        if isinstance(inner, DiskDiagnostics):
+            return await inner.errors_on_disk(overlays, paths, timeout_s)
+        return None
 
     def covers(self, path: str) -> bool:
         """The inner source's coverage; a source that does not say (the
