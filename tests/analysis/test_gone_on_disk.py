@@ -69,7 +69,8 @@ async def test_an_importers_error_blocks_only_when_the_copy_as_it_was_lacks_it()
         {"pkg/new/__init__.py": None, "pkg/util.py": UTIL},
         {"pkg/new/__init__.py": "", "pkg/util.py": None},
     ]
-    assert paths == ["app.py", "lib.py"]  # not asked of ruff's, nor of the import's line alone
+    # Not asked of ruff's errors, nor of the import's line alone.
+    assert paths == [["app.py", "lib.py"], ["app.py", "lib.py"]]
 
 
 async def test_no_answer_from_the_copies_keeps_every_error() -> None:
@@ -105,7 +106,7 @@ async def test_a_package_gone_is_named_by_its_folder() -> None:
         source, [on_folder, elsewhere], set(files), files, workspace, 5.0, False
     )
     assert left == [on_folder]
-    assert source.disk_asked[0][1] == ["app.py"]
+    assert source.disk_asked[0][1] == [["app.py"], ["app.py"]]
 
 
 async def test_a_source_that_checks_no_copy_keeps_the_run_start_verdict() -> None:
@@ -114,3 +115,38 @@ async def test_a_source_that_checks_no_copy_keeps_the_run_start_verdict() -> Non
     source.counterfactual = [ARTIFACT]  # never asked: a gone file cannot be shown in memory
     left, dropped = await not_the_runs(source, [ARTIFACT], set(files), files, workspace, 5.0, False)
     assert (left, dropped) == ([ARTIFACT], 0)
+
+
+RENAMED = "pkg/helpers.py"
+#: The renamed module: its old errors at the new path are its own baseline's.
+HELPERS = "def helper():\n    return 1 ** flag\n"
+
+
+async def test_a_renamed_files_error_is_asked_at_its_old_path_in_the_copy_as_it_was() -> None:
+    workspace = FakeWorkspace({"app.py": APP, RENAMED: "# moved\n" + HELPERS})
+    files = {
+        "pkg/util.py": FileBaseline(path="pkg/util.py", text=HELPERS, diagnostics=()),
+        RENAMED: FileBaseline(
+            path=RENAMED, text=HELPERS, diagnostics=(), renamed_from="pkg/util.py"
+        ),
+    }
+    artifact = _error(RENAMED, 2, "reportOperatorIssue", 'Operator "**" not supported')
+    real = _error(RENAMED, 1, "reportUndefinedVariable", '"helper" is not defined')
+    source = DiskFakeDiagnostics()
+    source.on_disk = [
+        # As it was: the operator error at the old path, one line up.
+        [_error("pkg/util.py", 1, "reportOperatorIssue", "x"), ARTIFACT],
+        [_error(RENAMED, 2, "reportOperatorIssue", "x"), real, ARTIFACT],
+    ]
+    left, dropped = await not_the_runs(
+        source, [artifact, real, ARTIFACT], set(files), files, workspace, 5.0, False
+    )
+    assert (left, dropped) == ([real], 2)
+    [(overlays, paths)] = source.disk_asked
+    # The new path was no file before the run: not even an empty one.
+    assert overlays == [
+        {RENAMED: None, "pkg/util.py": HELPERS},
+        {RENAMED: "# moved\n" + HELPERS, "pkg/util.py": None},
+    ]
+    # The old path where the new one is, in the copy as it was.
+    assert paths == [["app.py", "pkg/util.py"], ["app.py", RENAMED]]

@@ -46,7 +46,8 @@ async def test_a_gone_module_is_back_in_the_copy_as_it_was(root: Path) -> None:
     stamps = _workspace(root, PACKAGE)
     (root / "pkg/util.py").unlink()  # the run deleted it
     was = {"pkg/util.py": PACKAGE["pkg/util.py"]}
-    answer = await errors_on_disk(root, _command(), [was, {}], ["app.py", "pkg/__init__.py"], 60)
+    asked = ["app.py", "pkg/__init__.py"]
+    answer = await errors_on_disk(root, _command(), [was, {}], [asked, asked], 60)
     assert answer is not None
     before, now = answer.errors
     assert _lines(before) == [("app.py", 1, "reportAssignmentType")]
@@ -68,10 +69,10 @@ async def test_the_copy_is_checked_in_the_servers_mode_unless_the_project_sets_o
     root: Path,
 ) -> None:
     _workspace(root, PACKAGE)
-    answer = await errors_on_disk(root, _command(), [{}], ["lax.py"], 60)
+    answer = await errors_on_disk(root, _command(), [{}], [["lax.py"]], 60)
     assert answer is not None and answer.errors == ((),)  # standard: no error
     (root / "pyrightconfig.json").write_text(json.dumps({"typeCheckingMode": "all"}))
-    answer = await errors_on_disk(root, _command(), [{}], ["lax.py"], 60)
+    answer = await errors_on_disk(root, _command(), [{}], [["lax.py"]], 60)
     assert answer is not None
     assert [d.code for d in answer.errors[0]] == ["reportUnusedImport"]
 
@@ -79,10 +80,13 @@ async def test_the_copy_is_checked_in_the_servers_mode_unless_the_project_sets_o
 async def test_a_copy_that_cannot_be_checked_answers_nothing(root: Path) -> None:
     _workspace(root, PACKAGE)
     # A file asked that the copy does not have: the command line fails.
-    assert await errors_on_disk(root, _command(), [{}, {"app.py": None}], ["app.py"], 60) is None
+    both = [["app.py"], ["app.py"]]
+    assert await errors_on_disk(root, _command(), [{}, {"app.py": None}], both, 60) is None
+    # Not a list of files per copy.
+    assert await errors_on_disk(root, _command(), [{}, {}], [["app.py"]], 60) is None
     # A program that prints no report.
     assert (
-        await errors_on_disk(root, CommandLine("x", "/bin/true", None), [{}], ["app.py"], 60)
+        await errors_on_disk(root, CommandLine("x", "/bin/true", None), [{}], [["app.py"]], 60)
         is None
     )
 
@@ -96,7 +100,8 @@ async def test_a_command_line_past_its_bound_is_ended(root: Path, tmp_path: Path
     loop = asyncio.get_running_loop()
     started = loop.time()
     assert (
-        await errors_on_disk(root, CommandLine("x", str(slow), None), [{}], ["app.py"], 1.0) is None
+        await errors_on_disk(root, CommandLine("x", str(slow), None), [{}], [["app.py"]], 1.0)
+        is None
     )
     assert loop.time() - started < 30
     assert _ended(int(pids.read_text()))

@@ -212,7 +212,7 @@ class DiskFakeDiagnostics(AnsweringFakeDiagnostics):
         super().__init__(diagnostics)
         self.checked: frozenset[str] = frozenset({"basedpyright"})
         self.on_disk: list[list[Diagnostic]] | None = None
-        self.disk_asked: list[tuple[list[dict[str, str | None]], list[str]]] = []
+        self.disk_asked: list[tuple[list[dict[str, str | None]], list[list[str]]]] = []
 
     def checked_on_disk(self) -> frozenset[str]:
         return self.checked
@@ -220,13 +220,18 @@ class DiskFakeDiagnostics(AnsweringFakeDiagnostics):
     async def errors_on_disk(
         self,
         overlays: Sequence[Mapping[str, str | None]],
-        paths: Sequence[str],
+        paths: Sequence[Sequence[str]],
         timeout_s: float,
     ) -> DiskErrors | None:
-        self.disk_asked.append(([dict(o) for o in overlays], list(paths)))
+        self.disk_asked.append(([dict(o) for o in overlays], [list(p) for p in paths]))
         if self.on_disk is None:
             return None
-        return DiskErrors(tuple(tuple(d for d in copy if d.path in paths) for copy in self.on_disk))
+        return DiskErrors(
+            tuple(
+                tuple(d for d in copy if d.path in asked)
+                for copy, asked in zip(self.on_disk, paths, strict=True)
+            )
+        )
 
 
 class ColdFakeDiagnostics(SettlingFakeDiagnostics):

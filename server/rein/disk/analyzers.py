@@ -513,14 +513,14 @@ class AnalyzerPool:
     async def errors_on_disk(
         self,
         overlays: Sequence[Mapping[str, str | None]],
-        paths: Sequence[str],
+        paths: Sequence[Sequence[str]],
         timeout_s: float,
     ) -> DiskErrors | None:
-        """The command lines' errors in ``paths`` of a copy of the workspace
-        per overlay (:mod:`rein.disk.disk_checks`); None when one answered
-        nothing. One analyzer's command line: basedpyright's."""
+        """The command lines' errors in each overlay's ``paths`` of a copy of
+        the workspace per overlay (:mod:`rein.disk.disk_checks`); None when
+        one answered nothing. One analyzer's command line: basedpyright's."""
         commands = self._command_lines()
-        if not commands or not paths:
+        if not commands or len(paths) != len(overlays) or not all(paths):
             return None
         return await disk_checks.errors_on_disk(self.root, commands[0], overlays, paths, timeout_s)
 

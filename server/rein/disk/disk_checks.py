@@ -167,11 +167,14 @@ async def errors_on_disk(
     root: Path,
     command: CommandLine,
     overlays: Sequence[Mapping[str, str | None]],
-    paths: Sequence[str],
+    paths: Sequence[Sequence[str]],
     timeout_s: float,
 ) -> DiskErrors | None:
-    """``command`` on ``paths`` in a copy of ``root`` per overlay, side by
-    side; None when one copy answered nothing (see the module)."""
+    """``command`` on each overlay's ``paths`` in a copy of ``root`` per
+    overlay, side by side; None when one copy answered nothing (see the
+    module)."""
+    if len(paths) != len(overlays):
+        return None
     deadline = time.monotonic() + timeout_s
     extra: dict[str, str | None] = {}
     if command.mode is not None and not _configured(root):
@@ -180,14 +183,16 @@ async def errors_on_disk(
     try:
         for overlay in overlays:
             shadows.append(await open_shadow(root, {**overlay, **extra}))
-        found = await asyncio.gather(*(_check(command, s, paths, deadline) for s in shadows))
+        found = await asyncio.gather(
+            *(_check(command, s, asked, deadline) for s, asked in zip(shadows, paths, strict=True))
+        )
     finally:
         for shadow in shadows:
             await close_shadow(shadow)
     log.info(
-        "%s on %d files of %d copies of the workspace: %s in %.1f s",
+        "%s on %s files of %d copies of the workspace: %s in %.1f s",
         command.name,
-        len(paths),
+        "/".join(str(len(asked)) for asked in paths),
         len(overlays),
         "no answer" if any(errors is None for errors in found) else "answered",
         timeout_s - (deadline - time.monotonic()),

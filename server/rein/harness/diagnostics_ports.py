@@ -161,14 +161,15 @@ class DiskDiagnostics(Protocol):
     async def errors_on_disk(
         self,
         overlays: Sequence[Mapping[str, str | None]],
-        paths: Sequence[str],
+        paths: Sequence[Sequence[str]],
         timeout_s: float,
     ) -> DiskErrors | None:
         """For each overlay (path -> text, None: no such file), the errors
-        the command lines report in ``paths`` of a copy of the workspace
-        with the overlay applied, the copies checked side by side. None
-        when a copy could not be checked within ``timeout_s``, or not every
-        file asked was checked: nothing is known then."""
+        the command lines report in its ``paths`` (a list per overlay, in
+        the order they are checked) of a copy of the workspace with the
+        overlay applied, the copies checked side by side. None when a copy
+        could not be checked within ``timeout_s``, or not every file asked
+        was checked: nothing is known then."""
         ...
 
 

@@ -223,7 +223,7 @@ class DiagnosticsCoordinator:
     async def errors_on_disk(
         self,
         overlays: Sequence[Mapping[str, str | None]],
-        paths: Sequence[str],
+        paths: Sequence[Sequence[str]],
         timeout_s: float,
     ) -> DiskErrors | None:
         """The inner source's copies checked on disk; None without them."""
