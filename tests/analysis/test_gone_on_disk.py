@@ -9,8 +9,11 @@ that the command line reports before the rename and after)."""
 
 from __future__ import annotations
 
+import re
+
 from rein.analysis.baselines import FileBaseline
 from rein.analysis.counterfactual import not_the_runs
+from rein.analysis.on_disk import naming_lines
 from rein.harness.ports import Diagnostic
 from tests.fakes.diagnostics import AnsweringFakeDiagnostics, DiskFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
@@ -150,3 +153,21 @@ async def test_a_renamed_files_error_is_asked_at_its_old_path_in_the_copy_as_it_
     ]
     # The old path where the new one is, in the copy as it was.
     assert paths == [["app.py", "pkg/util.py"], ["app.py", RENAMED]]
+
+
+def test_every_line_of_an_import_from_the_gone_module_names_it() -> None:
+    text = (
+        "from pkg.util import (\n"  # 0
+        "    a,  # (\n"
+        "    b,\n"
+        ")\n"
+        "from other import (\n"  # 4
+        "    c,\n"
+        ")\n"
+        "from pkg.util import d, \\\n"  # 7
+        "    e\n"
+        "x = utility\n"  # 9: another name
+        "y = util.f\n"  # 10
+    )
+    pattern = re.compile(r"\b(?:util)\b")
+    assert naming_lines(text, pattern) == {0, 1, 2, 3, 7, 8, 10}

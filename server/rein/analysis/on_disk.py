@@ -27,7 +27,8 @@ the run-start snapshot is, :func:`~rein.analysis.baselines.
 blocking_untouched`, or as the renamed file's own baseline is,
 :func:`~rein.analysis.baselines.blocking_in_file`; then by line and
 rule). An error on a line that names
-the gone module (its import, ``pkg.util.f``) is the run's without asking:
+the gone module (its import, ``pkg.util.f``, any line of an import
+statement from it) is the run's without asking:
 nothing else explains it, and the question costs the command line's time
 on that file. No answer (a copy not checked in time, a file not checked)
 keeps every error: nothing is known of the state before.
@@ -35,6 +36,7 @@ keeps every error: nothing is known of the state before.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
@@ -43,7 +45,9 @@ from rein.analysis.baselines import FileBaseline, blocking_in_file, blocking_unt
 from rein.analysis.run_texts import exists, text_now
 from rein.harness.ports import Diagnostic, DiskDiagnostics, Workspace
 
-__all__ = ["asked_on_disk", "gone", "overlays", "renamed_from_gone"]
+__all__ = ["asked_on_disk", "gone", "naming_lines", "overlays", "renamed_from_gone"]
+
+log = logging.getLogger(__name__)
 
 
 def gone(touched: Collection[str], before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
@@ -108,6 +112,31 @@ def renamed_from_gone(
     return out
 
 
+def naming_lines(text: str, pattern: re.Pattern[str]) -> set[int]:
+    """The lines of ``text`` that name a gone module (``pattern``): a line
+    that spells it, and every line of an import statement one of whose
+    lines does (``from pkg.util import (a,`` then ``b)`` on the next line:
+    a name's line alone does not spell the module)."""
+    lines = text.splitlines()
+    out = {i for i, line in enumerate(lines) if pattern.search(line)}
+    i = 0
+    while i < len(lines):
+        first = i
+        code = lines[i].split("#", 1)[0]
+        i += 1
+        if not code.lstrip().startswith(("from ", "import ")):
+            continue
+        depth = code.count("(") - code.count(")")
+        while i < len(lines) and (depth > 0 or code.rstrip().endswith("\\")):
+            code = lines[i].split("#", 1)[0]
+            depth += code.count("(") - code.count(")")
+            i += 1
+        span = range(first, i)
+        if any(line in out for line in span):
+            out.update(span)
+    return out
+
+
 async def _explained(
     blockers: Sequence[Diagnostic], names: Sequence[str], workspace: Workspace | None
 ) -> set[int]:
@@ -115,14 +144,13 @@ async def _explained(
     if not names or workspace is None:
         return set()
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
-    lines: dict[str, list[str] | None] = {}
+    naming: dict[str, set[int]] = {}
     out: set[int] = set()
     for d in blockers:
-        if d.path not in lines:
+        if d.path not in naming:
             text = await text_now(workspace, d.path)
-            lines[d.path] = text.splitlines() if text else None
-        found = lines[d.path]
-        if found is not None and d.line < len(found) and pattern.search(found[d.line]):
+            naming[d.path] = naming_lines(text, pattern) if text else set()
+        if d.line in naming[d.path]:
             out.add(id(d))
     return out
 
@@ -175,6 +203,7 @@ async def asked_on_disk(
         return list(blocking), 0
     was, is_ = await overlays(touched, files, workspace, before, now)
     paths = sorted({d.path for d in asked})
+    log.debug("asked on disk: %s", ", ".join(f"{d.path}:{d.line + 1} {d.code}" for d in asked))
     answer = await source.errors_on_disk(
         [was, is_], [[renamed.get(p, p) for p in paths], paths], timeout_s
     )

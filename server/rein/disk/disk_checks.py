@@ -5,7 +5,7 @@ renamed away, :mod:`rein.analysis.on_disk`).
 
 Each overlay is a copy of the workspace (:func:`~rein.testgate.shadow.
 open_shadow`: real files copied, environment folders linked, the overlay's
-texts written, its None paths left out), checked by ``basedpyright`` (the
+texts written, its None paths left out; the copies made side by side), checked by ``basedpyright`` (the
 command line beside the pool's ``basedpyright-langserver``) on the files
 asked, in the same order in every copy, the copies side by side. Each
 copy is checked as the language server checks the workspace: where the
@@ -179,10 +179,17 @@ async def errors_on_disk(
     extra: dict[str, str | None] = {}
     if command.mode is not None and not _configured(root):
         extra["pyrightconfig.json"] = json.dumps({"typeCheckingMode": command.mode})
-    shadows: list[Shadow] = []
+    built = await asyncio.gather(
+        *(open_shadow(root, {**overlay, **extra}) for overlay in overlays), return_exceptions=True
+    )
+    shadows = [shadow for shadow in built if isinstance(shadow, Shadow)]
     try:
-        for overlay in overlays:
-            shadows.append(await open_shadow(root, {**overlay, **extra}))
+        failed = next((e for e in built if isinstance(e, BaseException)), None)
+        if isinstance(failed, OSError):
+            log.info("%s: a copy of the workspace could not be made: %s", command.name, failed)
+            return None
+        if failed is not None:
+            raise failed
         found = await asyncio.gather(
             *(_check(command, s, asked, deadline) for s, asked in zip(shadows, paths, strict=True))
         )
