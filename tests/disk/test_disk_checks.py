@@ -122,5 +122,27 @@ def test_only_a_live_server_with_its_command_line_beside_it_has_one(tmp_path: Pa
     alone = tmp_path / "basedpyright-langserver"  # nothing beside it
     alone.write_text("")
     assert command_lines([("basedpyright", str(alone), True, settings)]) == []
-    [odd] = command_lines([("basedpyright", SERVER, True, {"basedpyright": "x"})])
-    assert odd.mode is None
+    # Sent settings a copy would not have: its errors would not be the copies'.
+    for configured in (
+        {"basedpyright": "x"},
+        {"basedpyright": {"analysis": {"extraPaths": ["lib"]}}},
+        {"basedpyright": {"analysis": {"autoSearchPaths": False}}},
+        {"basedpyright": {"analysis": {}}, "python": {"pythonPath": "/usr/bin/python3"}},
+        {"basedpyright": {"analysis": {}, "disableLanguageServices": True}},
+    ):
+        assert command_lines([("basedpyright", SERVER, True, configured)]) == [], configured
+    # The preset's, with the workspace filter's excludes and open files only.
+    preset = {
+        "basedpyright": {
+            "analysis": {
+                "typeCheckingMode": "standard",
+                "diagnosticMode": "openFilesOnly",
+                "autoSearchPaths": True,
+                "exclude": ["**/.venv"],
+            }
+        }
+    }
+    [found] = command_lines([("basedpyright", SERVER, True, preset)])
+    assert found.mode == "standard"
+    [unset] = command_lines([("basedpyright", SERVER, True, {})])
+    assert unset.mode is None

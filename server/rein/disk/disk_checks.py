@@ -12,7 +12,9 @@ copy is checked as the language server checks the workspace: where the
 project sets no pyright configuration, the copy gets the type checking
 mode the server is sent (``standard``), as a ``pyrightconfig.json`` of its
 own; the interpreter is found as the server finds it (the copy's linked
-``.venv``, else ``python`` on the children's PATH). The command line runs
+``.venv``, else ``python`` on the children's PATH). A server sent settings
+a copy would not have (``extraPaths``, an interpreter, a configured
+``gates.analyzer.servers`` entry's) has no command line here. The command line runs
 in the children's environment (no secrets), in a process group of its own
 that is ended at its bound or when the question is cancelled. The copies
 are deleted afterwards; the workspace is never written.
@@ -34,7 +36,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rein.harness.ports import Diagnostic, DiskErrors
 from rein.process.environment import child_environment
@@ -78,11 +80,37 @@ def command_lines(
         beside = Path(executable).parent / program if program else None
         if not alive or beside is None or not beside.exists():
             continue
-        node = settings.get("basedpyright")
-        analysis = node.get("analysis") if isinstance(node, Mapping) else None
-        mode = analysis.get("typeCheckingMode") if isinstance(analysis, Mapping) else None
-        out.append(CommandLine(name, str(beside), mode if isinstance(mode, str) else None))
+        mode = _mirrored_mode(settings)
+        if mode is not False:
+            out.append(CommandLine(name, str(beside), mode))
     return out
+
+
+#: The settings the command line has as the server is sent them (the
+#: diagnostic mode and the excludes do not change a file asked by name).
+_MIRRORED = frozenset({"typeCheckingMode", "diagnosticMode", "autoSearchPaths", "exclude"})
+
+
+def _mirrored_mode(settings: Mapping[str, Any]) -> str | Literal[False] | None:
+    """The type checking mode to give the copies (None: the project's or
+    the command line's own), or False when the server is sent a setting a
+    copy would not have (``extraPaths``, ``python.pythonPath``,
+    ``autoSearchPaths`` off: a configured server): its errors would not be
+    the copies'."""
+    node = settings.get("basedpyright", {})
+    analysis = node.get("analysis", {}) if isinstance(node, Mapping) else None
+    if (
+        set(settings) - {"basedpyright"}
+        or not isinstance(node, Mapping)
+        or set(node) - {"analysis"}
+    ):
+        return False
+    if not isinstance(analysis, Mapping) or set(analysis) - _MIRRORED:
+        return False
+    if analysis.get("autoSearchPaths", True) is not True:
+        return False
+    mode = analysis.get("typeCheckingMode")
+    return mode if isinstance(mode, str) else None
 
 
 def _configured(root: Path) -> bool:
