@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import FileBaseline, blocking_untouched
-from rein.analysis.on_disk import asked_on_disk, gone
+from rein.analysis.on_disk import asked_on_disk, gone, gone_files
 from rein.analysis.run_texts import before_and_now, settings_changed, users_of_created
 from rein.harness.ports import (
     AnsweringDiagnostics,
@@ -136,8 +136,13 @@ async def not_the_runs(
     texts = await before_and_now(touched, files, workspace, source)
     if texts is None:
         return blocking, 0  # the state before the run is not known for every file
-    if gone(touched, *texts) and isinstance(source, DiskDiagnostics):
-        return await asked_on_disk(source, blocking, touched, files, workspace, *texts, timeout_s)
+    if await gone_files(touched, files, workspace, *texts):
+        # Not to be shown in memory (an empty module too: review67).
+        if isinstance(source, DiskDiagnostics):
+            return await asked_on_disk(
+                source, blocking, touched, files, workspace, *texts, timeout_s
+            )
+        return blocking, 0
     return await without_the_run(
         source,
         blocking,

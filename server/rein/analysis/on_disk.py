@@ -12,8 +12,8 @@ could lack an error that the file has before the change and after it
 "subs" for class "bool"``, in about one run in three; the command line
 reports it before the rename and after). The renamed file itself is judged
 against the old path's baseline, carried, and can meet the same: its
-``**`` on a ``bool | Unknown | Basic`` at line 174 blocked once, an error
-the command line reports at neither path.
+``**`` on a ``bool | Unknown | Basic`` at line 174 blocked once; the
+command line reports that one at neither path, and it still blocks (below).
 
 Where the source can check copies of the workspace on disk
 (:class:`~rein.harness.ports.DiskDiagnostics`: the headless pool runs
@@ -21,38 +21,80 @@ Where the source can check copies of the workspace on disk
 two copies checked the same way: one with the run's changed files as they
 were (the gone module back, a created file away), one as they are; so is
 an error in a file the run renamed from a gone path (its old path checked
-in the copy as it was, at the same place in the order). It blocks only
-when the copy as it is has it and the copy as it was does not (matched as
-the run-start snapshot is, :func:`~rein.analysis.baselines.
-blocking_untouched`, or as the renamed file's own baseline is,
-:func:`~rein.analysis.baselines.blocking_in_file`; then by line and
-rule). An error on a line that names
-the gone module (its import, ``pkg.util.f``, any line of an import
-statement from it) is the run's without asking:
-nothing else explains it, and the question costs the command line's time
-on that file. No answer (a copy not checked in time, a file not checked)
-keeps every error: nothing is known of the state before.
+in the copy as it was, at the same place in the order, its errors carried
+to the new path through the change's line map). The error is dropped only
+when **both** copies have it (same file, line and rule): the command line
+says it was there before the run's changes and is there after them. One
+neither copy has is kept: the copies do not see what the language server
+sees there (another interpreter, paths outside the workspace, another
+severity), and a false blocker costs a repair where a false pass costs the
+promise. An error the gone module explains is the run's without asking: on
+a line that names it (its import, ``pkg.util.f``, any line of an import
+statement from it), on an import statement's line quoting a name it
+defined (a package that re-exported it: ``from sympy.stats import P``
+after ``stats/rv.py`` is gone), or naming its module in the message:
+nothing else explains it, and the question costs the command line's time.
+No answer (a copy not made or checked in time, a file not checked, copies
+the pool cannot make faithful) keeps every error.
+
+A gone file is one that existed before the run and does not now, an empty
+one too (:func:`gone_files`; review67: an empty ``pkg/marker.py`` deleted
+was shown in memory as "" and its importer's broken import dropped as
+"there without the run's changes too").
 """
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
-from rein.analysis.baselines import FileBaseline, blocking_in_file, blocking_untouched
+from rein.analysis.baselines import FileBaseline, line_map
 from rein.analysis.run_texts import exists, text_now
 from rein.harness.ports import Diagnostic, DiskDiagnostics, Workspace
+from rein.python_imports import module_name
 
-__all__ = ["asked_on_disk", "gone", "naming_lines", "overlays", "renamed_from_gone"]
+__all__ = [
+    "asked_on_disk",
+    "defined_names",
+    "gone",
+    "import_spans",
+    "naming_lines",
+    "overlays",
+    "renamed_from_gone",
+]
 
 log = logging.getLogger(__name__)
 
 
 def gone(touched: Collection[str], before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
-    """The changed files that were there before the run and are not now."""
+    """The changed files that were there before the run, not empty, and are
+    not now (:func:`gone_files` knows an empty one too)."""
     return sorted(p for p in touched if before.get(p) and not now.get(p))
+
+
+async def gone_files(
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    workspace: Workspace | None,
+    before: Mapping[str, str],
+    now: Mapping[str, str],
+) -> list[str]:
+    """The changed files that were there before the run and are not now, an
+    empty one too (its importers' ``import`` breaks all the same: review67)."""
+    out: list[str] = []
+    for path in sorted(p for p in touched if p in before and not now.get(p)):
+        baseline = files.get(path)
+        existed = (
+            baseline.existed and baseline.renamed_from is None
+            if baseline is not None
+            else bool(before[path])
+        )
+        if existed and (workspace is None or not await exists(workspace, path)):
+            out.append(path)
+    return out
 
 
 def _module_names(paths: Sequence[str]) -> list[str]:
@@ -97,28 +139,25 @@ async def overlays(
 def renamed_from_gone(
     touched: Collection[str],
     files: Mapping[str, FileBaseline],
-    before: Mapping[str, str],
+    left: Collection[str],
     now: Mapping[str, str],
 ) -> dict[str, str]:
-    """The changed files renamed from a path that is gone (new -> old):
-    their errors are asked too, the old path's in the copy as it was."""
-    left = set(gone(touched, before, now))
+    """The changed files renamed from a path that is gone (``left``; new ->
+    old): their errors are asked too, the old path's in the copy as it was."""
     out: dict[str, str] = {}
     for path in sorted(touched):
         baseline = files.get(path)
         old = baseline.renamed_from if baseline is not None else None
-        if old is not None and old in left and now.get(path) and before.get(old):
+        if old is not None and old in left and path in now:
             out[path] = old
     return out
 
 
-def naming_lines(text: str, pattern: re.Pattern[str]) -> set[int]:
-    """The lines of ``text`` that name a gone module (``pattern``): a line
-    that spells it, and every line of an import statement one of whose
-    lines does (``from pkg.util import (a,`` then ``b)`` on the next line:
-    a name's line alone does not spell the module)."""
+def import_spans(text: str) -> dict[int, range]:
+    """Each line of an import statement of ``text`` -> the statement's lines
+    (parenthesised and backslash-continued lines joined)."""
     lines = text.splitlines()
-    out = {i for i, line in enumerate(lines) if pattern.search(line)}
+    out: dict[int, range] = {}
     i = 0
     while i < len(lines):
         first = i
@@ -131,51 +170,110 @@ def naming_lines(text: str, pattern: re.Pattern[str]) -> set[int]:
             code = lines[i].split("#", 1)[0]
             depth += code.count("(") - code.count(")")
             i += 1
-        span = range(first, i)
+        out.update(dict.fromkeys(range(first, i), range(first, i)))
+    return out
+
+
+def naming_lines(text: str, pattern: re.Pattern[str]) -> set[int]:
+    """The lines of ``text`` that name a gone module (``pattern``): a line
+    that spells it, and every line of an import statement one of whose
+    lines does (``from pkg.util import (a,`` then ``b)`` on the next line:
+    a name's line alone does not spell the module)."""
+    out = {i for i, line in enumerate(text.splitlines()) if pattern.search(line)}
+    for span in set(import_spans(text).values()):
         if any(line in out for line in span):
             out.update(span)
     return out
 
 
+def defined_names(text: str) -> frozenset[str]:
+    """The names a module's text binds at its top level (in its ``if`` and
+    ``try`` blocks too): what importing a name from it, or from a package
+    that re-exports it, reaches. None known when it does not parse."""
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    while body:
+        node, *body = body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.If | ast.Try):
+            body += [*node.body, *node.orelse, *getattr(node, "finalbody", [])]
+            body += [s for h in getattr(node, "handlers", []) for s in h.body]
+    return frozenset(names - {"*"})
+
+
+_QUOTED = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"')
+
+
 async def _explained(
-    blockers: Sequence[Diagnostic], names: Sequence[str], workspace: Workspace | None
+    blockers: Sequence[Diagnostic],
+    gone_paths: Sequence[str],
+    before: Mapping[str, str],
+    workspace: Workspace | None,
 ) -> set[int]:
-    """The blockers (by id) on a line that names a gone module."""
+    """The blockers (by id) the gone modules explain: on a line that names
+    one (:func:`naming_lines`); on an import statement's line, quoting a
+    name one of them defined (``"RandomSymbol" is unknown import symbol``
+    where a package re-exported it); or naming one's module in their
+    message."""
+    names = _module_names(gone_paths)
     if not names or workspace is None:
         return set()
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
-    naming: dict[str, set[int]] = {}
+    dotted = [m for m in map(module_name, gone_paths) if m]
+    defined = frozenset().union(*(defined_names(before[p]) for p in gone_paths if p in before))
+    seen: dict[str, tuple[set[int], dict[int, range]]] = {}
     out: set[int] = set()
     for d in blockers:
-        if d.path not in naming:
-            text = await text_now(workspace, d.path)
-            naming[d.path] = naming_lines(text, pattern) if text else set()
-        if d.line in naming[d.path]:
+        if d.path not in seen:
+            text = await text_now(workspace, d.path) or ""
+            seen[d.path] = naming_lines(text, pattern), import_spans(text)
+        naming, spans = seen[d.path]
+        quoted = set(_QUOTED.findall(d.message))
+        if (
+            d.line in naming
+            or (d.line in spans and quoted & defined)
+            or any(f'"{m}"' in d.message for m in dotted)
+        ):
             out.add(id(d))
     return out
 
 
-def _new_on_disk(
+Key = tuple[str, int, str | None]
+
+
+def _there_before_and_now(
     errors_before: Sequence[Diagnostic],
     errors_now: Sequence[Diagnostic],
     renamed: Mapping[str, str],
     before: Mapping[str, str],
     now: Mapping[str, str],
-) -> list[Diagnostic]:
-    """The command line's errors in the copy as it is that the copy as it
-    was lacks: in an unchanged file matched as the run-start snapshot is, in
-    a renamed file against the old path's errors carried to it (lines mapped
-    through the change, as its own baseline is)."""
-    olds = set(renamed.values())
-    new = blocking_untouched(
-        [d for d in errors_now if d.path not in renamed],
-        [d for d in errors_before if d.path not in olds],
-    )
-    for path, old in renamed.items():
-        carried = tuple(d.model_copy(update={"path": path}) for d in errors_before if d.path == old)
-        baseline = FileBaseline(path, before[old], carried)
-        new += blocking_in_file([d for d in errors_now if d.path == path], baseline, now[path])
-    return new
+) -> Counter[Key]:
+    """The errors (path, line, rule) both copies have: there before the
+    run's changes and after them, by the command line. A renamed file's
+    errors in the copy as it was are its old path's, carried to its new
+    path with their lines mapped through the change (a line the change
+    rewrote carries none)."""
+    maps = {old: (new, line_map(before[old], now[new])) for new, old in renamed.items()}
+    was: Counter[Key] = Counter()
+    for d in errors_before:
+        if d.path in maps:
+            new, mapping = maps[d.path]
+            moved = mapping.moved.get(d.line)
+            if moved is not None:
+                was[(new, moved, d.code)] += 1
+        else:
+            was[(d.path, d.line, d.code)] += 1
+    is_ = Counter((d.path, d.line, d.code) for d in errors_now)
+    return was & is_
 
 
 async def asked_on_disk(
@@ -193,11 +291,12 @@ async def asked_on_disk(
     the workspace as it was and as it is, and how many were dropped
     (``before``/``now``: the changed files' texts, "" for no file)."""
     checked = source.checked_on_disk()
-    renamed = renamed_from_gone(touched, files, before, now)
+    left = await gone_files(touched, files, workspace, before, now)
+    renamed = renamed_from_gone(touched, files, left, now)
     candidates = [
         d for d in blocking if d.source in checked and (d.path not in touched or d.path in renamed)
     ]
-    explained = await _explained(candidates, _module_names(gone(touched, before, now)), workspace)
+    explained = await _explained(candidates, left, before, workspace)
     asked = [d for d in candidates if id(d) not in explained]
     if not asked:
         return list(blocking), 0
@@ -209,15 +308,13 @@ async def asked_on_disk(
     )
     if answer is None or len(answer.errors) != 2:
         return list(blocking), 0
-    new = _new_on_disk(*answer.errors, renamed, before, now)
-    left = Counter((d.path, d.line, d.code) for d in new)
+    both = _there_before_and_now(*answer.errors, renamed, before, now)
     asked_ids = {id(d) for d in asked}
     kept: list[Diagnostic] = []
     for d in blocking:
         key = (d.path, d.line, d.code)
-        if id(d) not in asked_ids:
-            kept.append(d)
-        elif left[key] > 0:
-            left[key] -= 1
+        if id(d) in asked_ids and both[key] > 0:
+            both[key] -= 1  # there without the run's changes too
+        else:
             kept.append(d)
     return kept, len(blocking) - len(kept)

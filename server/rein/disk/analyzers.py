@@ -522,6 +522,11 @@ class AnalyzerPool:
         commands = self._command_lines()
         if not commands or len(paths) != len(overlays) or not all(paths):
             return None
+        # Folders of the workspace the environment imports from (an editable
+        # install's ``.pth``): a copy would import the real ones, where the
+        # gone module is gone too (review67).
+        if await asyncio.to_thread(self.python_env.roots) != ():
+            return None
         return await disk_checks.errors_on_disk(self.root, commands[0], overlays, paths, timeout_s)
 
     async def wait_settled(self, timeout_s: float = 30.0) -> bool:
