@@ -141,7 +141,7 @@ def _slow(tmp_path: Path, *, fifo: bool = False) -> tuple[CommandLine, Path]:
     if fifo:
         os.mkfifo(pids)
     slow = tmp_path / "slow"
-    slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 60\n")
+    slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 600\n")
     slow.chmod(0o755)
     return CommandLine("x", str(slow), None), pids
 
@@ -156,7 +156,8 @@ async def test_a_command_line_past_its_bound_is_ended(
 ) -> None:
     _workspace(root)
     slow, pids = _slow(tmp_path)
-    assert await errors_on_disk(root, slow, [{}], [["app.py"]], 1.0) is None
+    # Bounded here too: a command line left running would be waited for.
+    assert await asyncio.wait_for(errors_on_disk(root, slow, [{}], [["app.py"]], 1.0), 60) is None
     assert _ended(int(pids.read_text()))
     assert _empty(temporary)
 
@@ -170,7 +171,7 @@ async def test_a_question_cancelled_ends_its_command_line_and_leaves_no_copy(
     pid = int(await asyncio.to_thread(pids.read_text))  # it runs
     question.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await question
+        await asyncio.wait_for(question, 60)  # not the 600 s of a command line left running
     assert _ended(pid)
     assert _empty(temporary)
 
