@@ -204,9 +204,11 @@ def defined_names(text: str) -> frozenset[str]:
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-        elif isinstance(node, ast.If | ast.Try):
-            body += [*node.body, *node.orelse, *getattr(node, "finalbody", [])]
-            body += [s for h in getattr(node, "handlers", []) for s in h.body]
+        elif isinstance(node, ast.If):
+            body += [*node.body, *node.orelse]
+        elif isinstance(node, ast.Try | ast.TryStar):
+            body += [*node.body, *node.orelse, *node.finalbody]
+            body += [s for h in node.handlers for s in h.body]
     return frozenset(names - {"*"})
 
 
