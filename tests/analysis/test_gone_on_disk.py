@@ -249,3 +249,28 @@ async def test_an_empty_module_gone_is_gone() -> None:
     # Explained: its line names the gone module; never shown in memory.
     assert (left, dropped) == ([broken], 0)
     assert on_disk.disk_asked == []
+
+
+async def test_an_error_neither_copy_has_is_dropped_where_the_copies_see_the_rest_of_its_file() -> (
+    None
+):
+    """sympy's renamed ``zeta_functions.py``: a ``**`` on ``bool | Unknown |
+    Basic`` the command line reports at neither path blocked once in four
+    runs; the copies saw every other error of the file as the server did.
+    Where a copy sees the rest of the file otherwise, or there is no rest
+    to compare, it stays (review67: copies that resolve imports otherwise)."""
+    workspace, files = _deleted()
+    neither = _error("lib.py", 0, "reportOperatorIssue", 'Operator "**" not supported')
+    other = _error("lib.py", 2, "reportCallIssue", "an error lib.py had")
+    ruffs = _error("lib.py", 1, "E999", "ruff's", source="Ruff")  # not the command line's
+    for copies, current, kept in [
+        ([[other], [other]], [neither, other, ruffs], []),
+        ([[], []], [neither, other, ruffs], [neither]),  # the copies lack the rest
+        ([[other], [other]], [neither, ruffs], [neither]),  # no rest to compare
+    ]:
+        source = DiskFakeDiagnostics()
+        source.on_disk = copies
+        left, _ = await not_the_runs(
+            source, [neither], set(files), files, workspace, 5.0, False, (), current
+        )
+        assert left == kept, (copies, current)

@@ -12,8 +12,8 @@ could lack an error that the file has before the change and after it
 "subs" for class "bool"``, in about one run in three; the command line
 reports it before the rename and after). The renamed file itself is judged
 against the old path's baseline, carried, and can meet the same: its
-``**`` on a ``bool | Unknown | Basic`` at line 174 blocked once; the
-command line reports that one at neither path, and it still blocks (below).
+``**`` on a ``bool | Unknown | Basic`` at line 174 blocked once, an error
+the command line reports at neither path.
 
 Where the source can check copies of the workspace on disk
 (:class:`~rein.harness.ports.DiskDiagnostics`: the headless pool runs
@@ -25,10 +25,11 @@ in the copy as it was, at the same place in the order, its errors carried
 to the new path through the change's line map). The error is dropped only
 when **both** copies have it (same file, line and rule): the command line
 says it was there before the run's changes and is there after them. One
-neither copy has is kept: the copies do not see what the language server
-sees there (another interpreter, paths outside the workspace, another
-severity), and a false blocker costs a repair where a false pass costs the
-promise. An error the gone module explains is the run's without asking: on
+neither copy has is kept, unless the copy as it is has every other error
+the server reports in that file (:func:`_agreeing`): elsewhere the copies
+may not see what the language server sees (another interpreter, paths
+outside the workspace, another severity), and a false blocker costs a
+repair where a false pass costs the promise. An error the gone module explains is the run's without asking: on
 a line that names it (its import, ``pkg.util.f``, any line of an import
 statement from it), on an import statement's line quoting a name it
 defined (a package that re-exported it: ``from sympy.stats import P``
@@ -252,18 +253,17 @@ async def _explained(
 Key = tuple[str, int, str | None]
 
 
-def _there_before_and_now(
+def _keys(
     errors_before: Sequence[Diagnostic],
     errors_now: Sequence[Diagnostic],
     renamed: Mapping[str, str],
     before: Mapping[str, str],
     now: Mapping[str, str],
-) -> Counter[Key]:
-    """The errors (path, line, rule) both copies have: there before the
-    run's changes and after them, by the command line. A renamed file's
-    errors in the copy as it was are its old path's, carried to its new
-    path with their lines mapped through the change (a line the change
-    rewrote carries none)."""
+) -> tuple[Counter[Key], Counter[Key]]:
+    """The errors (path, line, rule) of the copy as it was and of the copy
+    as it is. A renamed file's errors in the copy as it was are its old
+    path's, carried to its new path with their lines mapped through the
+    change (a line the change rewrote carries none)."""
     maps = {old: (new, line_map(before[old], now[new])) for new, old in renamed.items()}
     was: Counter[Key] = Counter()
     for d in errors_before:
@@ -275,7 +275,7 @@ def _there_before_and_now(
         else:
             was[(d.path, d.line, d.code)] += 1
     is_ = Counter((d.path, d.line, d.code) for d in errors_now)
-    return was & is_
+    return was, is_
 
 
 async def asked_on_disk(
@@ -287,11 +287,14 @@ async def asked_on_disk(
     before: Mapping[str, str],
     now: Mapping[str, str],
     timeout_s: float,
+    current: Sequence[Diagnostic] = (),
 ) -> tuple[list[Diagnostic], int]:
     """The blockers left once the errors in files the run did not change
     (and in files it renamed from a path now gone) were asked of copies of
     the workspace as it was and as it is, and how many were dropped
-    (``before``/``now``: the changed files' texts, "" for no file)."""
+    (``before``/``now``: the changed files' texts, "" for no file;
+    ``current``: the verdict's errors, blocking or not, for
+    :func:`_agreeing`)."""
     checked = source.checked_on_disk()
     left = await gone_files(touched, files, workspace, before, now)
     renamed = renamed_from_gone(touched, files, left, now)
@@ -310,13 +313,45 @@ async def asked_on_disk(
     )
     if answer is None or len(answer.errors) != 2:
         return list(blocking), 0
-    both = _there_before_and_now(*answer.errors, renamed, before, now)
+    had, has = _keys(*answer.errors, renamed, before, now)
+    both = had & has
+    agreeing = _agreeing(asked, current, has, had)
     asked_ids = {id(d) for d in asked}
     kept: list[Diagnostic] = []
     for d in blocking:
         key = (d.path, d.line, d.code)
         if id(d) in asked_ids and both[key] > 0:
             both[key] -= 1  # there without the run's changes too
+        elif id(d) in asked_ids and key not in had and key not in has and d.path in agreeing:
+            pass  # in neither copy, which see the rest of its file as the server does
         else:
             kept.append(d)
     return kept, len(blocking) - len(kept)
+
+
+def _agreeing(
+    asked: Sequence[Diagnostic],
+    current: Sequence[Diagnostic],
+    has: Counter[Key],
+    had: Counter[Key],
+) -> set[str]:
+    """The files of ``asked`` whose every other error now (``current``, of
+    the analyzers asked) the copy as it is has too, at least one: there the
+    copies see what the server sees, and an error of the server's that
+    neither copy has is the order it checked files in (sympy's renamed
+    ``zeta_functions.py``: a ``**`` on ``bool | Unknown | Basic``, reported
+    at neither path by the command line, blocked once in four runs). A
+    file whose other errors a copy lacks (a copy that resolves imports
+    otherwise, another severity) is not one: its errors stay (review67)."""
+    sources = {d.source for d in asked}
+    questioned = {(d.path, d.line, d.code) for d in asked if (d.path, d.line, d.code) not in had}
+    out: set[str] = set()
+    for path in {d.path for d in asked}:
+        others = Counter(
+            (d.path, d.line, d.code)
+            for d in current
+            if d.path == path and d.source in sources and (d.path, d.line, d.code) not in questioned
+        )
+        if others and not others - has:
+            out.add(path)
+    return out

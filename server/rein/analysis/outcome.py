@@ -116,6 +116,7 @@ async def outcome_of(
             j.settle_timeout_s,
             j.environment_changed,
             j.asked_after or (),
+            serious,
         )
         if not partial or j.asked_after is not None
         else (blocking, 0)
