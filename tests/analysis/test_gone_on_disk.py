@@ -98,9 +98,7 @@ async def test_an_importers_error_is_dropped_only_when_both_copies_have_it() -> 
         {"pkg/new/__init__.py": None, "pkg/util.py": UTIL},
         {"pkg/new/__init__.py": "", "pkg/util.py": None},
     ]
-    # The gone module first in the copy as it was, as the command line
-    # checks a change.
-    assert paths == [["pkg/util.py", "app.py", "lib.py"], ["app.py", "lib.py"]]
+    assert paths == [["app.py", "lib.py"], ["app.py", "lib.py"]]
 
 
 async def test_no_answer_from_the_copies_keeps_every_error() -> None:
@@ -140,7 +138,7 @@ async def test_a_package_gone_is_named_by_its_folder() -> None:
         source, [on_folder, elsewhere], set(files), files, workspace, 5.0, False
     )
     assert left == [on_folder]  # explained: not asked
-    assert source.disk_asked[0][1] == [["tools/__init__.py", "other.py"], ["other.py"]]
+    assert source.disk_asked[0][1] == [["other.py"], ["other.py"]]
 
 
 async def test_a_source_that_checks_no_copy_keeps_the_run_start_verdict() -> None:
@@ -185,7 +183,7 @@ async def test_a_renamed_files_error_is_asked_at_its_old_path_in_the_copy_as_it_
         {RENAMED: "# moved\n" + HELPERS, "pkg/util.py": None},
     ]
     # The old path where the new one is, in the copy as it was.
-    assert paths == [["pkg/util.py", "app.py"], [RENAMED, "app.py"]]
+    assert paths == [["app.py", "pkg/util.py"], ["app.py", RENAMED]]
 
 
 def test_every_line_of_an_import_from_the_gone_module_names_it() -> None:
@@ -276,13 +274,3 @@ async def test_an_error_neither_copy_has_is_dropped_where_the_copies_see_the_res
             source, [neither], set(files), files, workspace, 5.0, False, (), current
         )
         assert left == kept, (copies, current)
-
-
-async def test_the_importers_the_verdict_judged_are_checked_with_the_files_asked() -> None:
-    workspace, files = _deleted()
-    source = DiskFakeDiagnostics()
-    source.on_disk = [[], []]
-    judged = ["app.py", "cli.py", "pkg/util.py"]  # the changed file is no importer
-    await not_the_runs(source, [NEW], set(files), files, workspace, 5.0, False, (), [], judged)
-    [(_, paths)] = source.disk_asked
-    assert paths == [["pkg/util.py", "app.py", "cli.py"], ["app.py", "cli.py"]]

@@ -120,15 +120,14 @@ async def not_the_runs(
     environment_changed: bool,
     asked_already: Collection[str] = (),
     current: Sequence[Diagnostic] = (),
-    judged: Collection[str] = (),
 ) -> tuple[list[Diagnostic], int]:
     """The analyzer gate's question: errors in files the run did not change
     (``blocking``) asked about once more with ``source`` shown the changed
     files as they were before the run (``files``: their baselines), when it
     can be asked so and every such text is known (not of the files
     ``asked_already``; ``current``: the verdict's errors, blocking or not,
-    and ``judged``: the importers it judged, for the question on disk).
-    Returns the blockers left and how many were dropped."""
+    for the question on disk). Returns the blockers left and how many were
+    dropped."""
     if not isinstance(source, CounterfactualDiagnostics) or all(
         d.path in touched or d.path in asked_already for d in blocking
     ):
@@ -144,7 +143,7 @@ async def not_the_runs(
         # Not to be shown in memory (an empty module too: review67).
         if isinstance(source, DiskDiagnostics):
             return await asked_on_disk(
-                source, blocking, touched, files, workspace, *texts, timeout_s, current, judged
+                source, blocking, touched, files, workspace, *texts, timeout_s, current
             )
         return blocking, 0
     return await without_the_run(

@@ -288,15 +288,13 @@ async def asked_on_disk(
     now: Mapping[str, str],
     timeout_s: float,
     current: Sequence[Diagnostic] = (),
-    judged: Collection[str] = (),
 ) -> tuple[list[Diagnostic], int]:
     """The blockers left once the errors in files the run did not change
     (and in files it renamed from a path now gone) were asked of copies of
     the workspace as it was and as it is, and how many were dropped
     (``before``/``now``: the changed files' texts, "" for no file;
     ``current``: the verdict's errors, blocking or not, for
-    :func:`_agreeing`; ``judged``: the importers the verdict judged, checked
-    with the files asked)."""
+    :func:`_agreeing`)."""
     checked = source.checked_on_disk()
     left = await gone_files(touched, files, workspace, before, now)
     renamed = renamed_from_gone(touched, files, left, now)
@@ -308,19 +306,10 @@ async def asked_on_disk(
     if not asked:
         return list(blocking), 0
     was, is_ = await overlays(touched, files, workspace, before, now)
-    paths = sorted({d.path for d in asked} | {p for p in judged if p not in touched})
+    paths = sorted({d.path for d in asked})
     log.debug("asked on disk: %s", ", ".join(f"{d.path}:{d.line + 1} {d.code}" for d in asked))
-    # As the command line checks a change: the changed files first, then
-    # their importers, the same ones in both copies (basedpyright's findings
-    # in a file depend on what else it checks, and in which order).
-    modules = [p for p in left if p.endswith((".py", ".pyi"))]
     answer = await source.errors_on_disk(
-        [was, is_],
-        [
-            [*modules, *(p for p in paths if p not in renamed)],
-            [*(p for p in paths if p in renamed), *(p for p in paths if p not in renamed)],
-        ],
-        timeout_s,
+        [was, is_], [[renamed.get(p, p) for p in paths], paths], timeout_s
     )
     if answer is None or len(answer.errors) != 2:
         return list(blocking), 0

@@ -117,7 +117,6 @@ async def outcome_of(
             j.environment_changed,
             j.asked_after or (),
             serious,
-            j.importers,
         )
         if not partial or j.asked_after is not None
         else (blocking, 0)
