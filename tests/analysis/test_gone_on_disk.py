@@ -274,3 +274,16 @@ async def test_an_error_neither_copy_has_is_dropped_where_the_copies_see_the_res
             source, [neither], set(files), files, workspace, 5.0, False, (), current
         )
         assert left == kept, (copies, current)
+
+
+async def test_errors_are_counted_per_line_and_rule_as_the_command_line_counts_a_change() -> None:
+    """sympy's stats/rv.py deleted: three reportAttributeAccessIssue on one
+    line of an importer before, four after, by the command line; the
+    server's one blocker there is the new one. Before: dropped, as "there
+    before and after"."""
+    workspace, files = _deleted()
+    for before_n, now_n, kept in [(3, 4, [ARTIFACT]), (3, 3, []), (4, 3, [])]:
+        source = DiskFakeDiagnostics()
+        source.on_disk = [[ARTIFACT] * before_n, [ARTIFACT] * now_n]
+        left, _ = await not_the_runs(source, [ARTIFACT], set(files), files, workspace, 5.0, False)
+        assert left == kept, (before_n, now_n)

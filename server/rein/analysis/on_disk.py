@@ -23,8 +23,10 @@ were (the gone module back, a created file away), one as they are; so is
 an error in a file the run renamed from a gone path (its old path checked
 in the copy as it was, at the same place in the order, its errors carried
 to the new path through the change's line map). The error is dropped only
-when **both** copies have it (same file, line and rule): the command line
-says it was there before the run's changes and is there after them. One
+when **both** copies have it (same file, line and rule, counted: the errors
+the copy as it is has beyond the copy as it was are new, and the server's
+first ones there are those): the command line says it was there before the
+run's changes and is there after them. One
 neither copy has is kept, unless the copy as it is has every other error
 the server reports in that file (:func:`_agreeing`): elsewhere the copies
 may not see what the language server sees (another interpreter, paths
@@ -314,15 +316,35 @@ async def asked_on_disk(
     if answer is None or len(answer.errors) != 2:
         return list(blocking), 0
     had, has = _keys(*answer.errors, renamed, before, now)
-    both = had & has
+    # Per file, line and rule, as the command line counts a change: the
+    # errors the copy as it is has beyond the copy as it was are new (the
+    # server's first ones there are those), as many as both have are there
+    # without the run's changes too (sympy's stats/rv.py deleted: three
+    # reportAttributeAccessIssue on one line before, four after; the
+    # server's one new one blocks).
+    new = has - had
+    same = had & has
     agreeing = _agreeing(asked, current, has, had)
     asked_ids = {id(d) for d in asked}
+    log.debug(
+        "on disk: %s",
+        ", ".join(
+            f"{d.path}:{d.line + 1} {d.code} before={had[k]} now={has[k]} rest={d.path in agreeing}"
+            for d in asked
+            for k in [(d.path, d.line, d.code)]
+        ),
+    )
     kept: list[Diagnostic] = []
     for d in blocking:
         key = (d.path, d.line, d.code)
-        if id(d) in asked_ids and both[key] > 0:
-            both[key] -= 1  # there without the run's changes too
-        elif id(d) in asked_ids and key not in had and key not in has and d.path in agreeing:
+        if id(d) not in asked_ids:
+            kept.append(d)
+        elif new[key] > 0:
+            new[key] -= 1
+            kept.append(d)
+        elif same[key] > 0:
+            same[key] -= 1  # there without the run's changes too
+        elif key not in had and key not in has and d.path in agreeing:
             pass  # in neither copy, which see the rest of its file as the server does
         else:
             kept.append(d)
