@@ -17,6 +17,7 @@ import pytest
 
 from rein.disk._watch_plan import plan_watch
 from rein.disk.watcher import MAX_WATCHES, DiskWatcher
+from rein.harness.ports import Mutation
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads inotify watches from /proc"
@@ -165,3 +166,42 @@ async def test_a_watcher_stopped_before_it_runs_returns(root: Path) -> None:
     watcher.stop()
     with anyio.fail_after(10):
         await watcher.run()
+
+
+async def test_an_edit_written_before_the_editors_answer_is_reins_own(root: Path) -> None:
+    """An editor may write an edit to disk before it answers
+    ``workspace/applyEdit``: the change seen meanwhile waits for the answer
+    and is Rein's own once the edit is applied; one whose edit is never
+    recorded is external once the wait is over. Before, the echo seen
+    first was external: a second generation for one rename (CI-g)."""
+    async with watching(root) as running:
+        watcher = running.watcher
+        watcher.sending(("src/a.py", "src/new.py"))
+        (root / "src" / "a.py").write_text("a = 2\n")
+        (root / "src" / "new.py").write_text("n = 1\n")
+        with anyio.fail_after(15):
+            assert await running.changes() == set()  # held for the answer
+        watcher.on_own_mutation(Mutation(1, ("src/a.py", "src/new.py")))
+        with anyio.fail_after(15):
+            assert await running.changes() == set()
+        # Another change of it now is somebody else's.
+        (root / "src" / "a.py").write_text("a = 3\n")
+        with anyio.fail_after(15):
+            assert await running.changes() == {"src/a.py"}
+
+        # An edit never applied: its file's change is external after the wait.
+        reported = anyio.Event()
+        seen_before = watcher.on_external
+
+        def external(paths: tuple[str, ...]) -> None:
+            seen_before(paths)
+            reported.set()
+
+        watcher.on_external = external
+        watcher.sent_hold_s = 0.5
+        watcher.sending(("src/b.py",))
+        (root / "src" / "b.py").write_text("b = 1\n")
+        with anyio.fail_after(15):
+            assert await running.changes() == set()
+            await reported.wait()
+        assert running.seen == ["src/b.py"]

@@ -133,13 +133,15 @@ async def test_a_silent_server_costs_three_attempts_with_the_default_ratio() -> 
             model="m",
             base_url=server.url + "/v1",
             api_key_env="",
-            stream_idle_timeout=0.2,
+            # Not smaller: under a loaded suite an attempt's end came 0.1 s
+            # late, and at 0.2 s the third attempt never began (CI-g).
+            stream_idle_timeout=0.6,
         )
         order: list[object] = []
         # The backoff scaled down too (0.5 s, 1 s, 2 s: tiny beside 60 s).
-        policy = RetryPolicy(max_total=0.4, base_delay=0.001, max_delay=0.002)
+        policy = RetryPolicy(max_total=1.2, base_delay=0.001, max_delay=0.002)
         model = OpenAIModel(config, retry=policy, sleep=_sleeps_into(order))
-        with pytest.raises(TransientError, match=r"rein\.model\.maxRetryWait \(0\.4 s\)") as info:
+        with pytest.raises(TransientError, match=r"rein\.model\.maxRetryWait \(1\.2 s\)") as info:
             await _consume(model, order)
         await model.aclose()
     assert "gave up after 3 attempts" in str(info.value)

@@ -78,6 +78,15 @@ def gone(touched: Collection[str], before: Mapping[str, str], now: Mapping[str, 
     return sorted(p for p in touched if before.get(p) and not now.get(p))
 
 
+def _existed(files: Mapping[str, FileBaseline], before: Mapping[str, str], path: str) -> bool:
+    """``path`` was a file before the run (a renamed file's new path was
+    not; without a baseline, a text before the run says so)."""
+    baseline = files.get(path)
+    if baseline is None:
+        return bool(before[path])
+    return baseline.existed and baseline.renamed_from is None
+
+
 async def gone_files(
     touched: Collection[str],
     files: Mapping[str, FileBaseline],
@@ -89,13 +98,9 @@ async def gone_files(
     empty one too (its importers' ``import`` breaks all the same: review67)."""
     out: list[str] = []
     for path in sorted(p for p in touched if p in before and not now.get(p)):
-        baseline = files.get(path)
-        existed = (
-            baseline.existed and baseline.renamed_from is None
-            if baseline is not None
-            else bool(before[path])
-        )
-        if existed and (workspace is None or not await exists(workspace, path)):
+        if _existed(files, before, path) and (
+            workspace is None or not await exists(workspace, path)
+        ):
             out.append(path)
     return out
 
@@ -127,13 +132,7 @@ async def overlays(
     was: dict[str, str | None] = {}
     is_: dict[str, str | None] = {}
     for path in sorted(p for p in touched if p in before):
-        baseline = files.get(path)
-        existed = (
-            baseline.existed and baseline.renamed_from is None
-            if baseline is not None
-            else bool(before[path])
-        )
-        was[path] = before[path] if existed else None
+        was[path] = before[path] if _existed(files, before, path) else None
         text = now.get(path, "")
         is_[path] = text if text or (workspace and await exists(workspace, path)) else None
     return was, is_

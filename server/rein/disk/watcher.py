@@ -23,6 +23,7 @@ waits until every running watch has seen its probe (and that walk is done).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -96,6 +97,12 @@ class _Probe:
     seen: anyio.Event = field(default_factory=anyio.Event)
 
 
+#: How long a change of a file whose edit was sent to the editor waits for
+#: the editor's answer (:meth:`DiskWatcher.sending`): beyond the editor
+#: requests' own bound (``harness.clientRequestTimeoutMs``, 10 s).
+SENT_HOLD_S = 30.0
+
+
 class DiskWatcher:
     """Watches ``root``; a change whose file does not look like Rein's own
     last write is reported through ``on_external(paths)``.
@@ -134,6 +141,13 @@ class DiskWatcher:
         self._by_folder: dict[Path, list[int]] = {}
         self._tg: TaskGroup | None = None
         self._send: MemoryObjectSendStream[_Batch] | None = None
+        #: Edits sent to the editor, not answered yet, by path (:meth:`sending`).
+        self._sent: dict[str, set[int]] = {}
+        self._tokens = itertools.count(1)
+        #: Changes seen of such a path, waiting for its answer.
+        self._held: set[str] = set()
+        #: How long a change waits for a sent edit's answer.
+        self.sent_hold_s = SENT_HOLD_S
 
     @property
     def watch_count(self) -> int:
@@ -141,11 +155,54 @@ class DiskWatcher:
         takes over)."""
         return len(self._watches)
 
+    def sending(self, paths: tuple[str, ...]) -> None:
+        """An edit of ``paths`` is about to be sent to the editor
+        (:class:`~rein.harness.ports.AnnouncesSending`). An editor may
+        write them to disk before it answers: a change of one seen before
+        the answer waits for it (the applied edit makes it Rein's own), at
+        most :attr:`sent_hold_s` (then, the edit never recorded, it is
+        external). Before, such an echo seen first was an external change:
+        a second generation for one rename (CI-g,
+        ``test_the_editor_answers_each_navigation_question``)."""
+        token = next(self._tokens)
+        for rel in paths:
+            self._sent.setdefault(rel, set()).add(token)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_later(self.sent_hold_s, self._sent_ended, paths, token)
+
+    def _sent_ended(self, paths: tuple[str, ...], token: int | None) -> None:
+        """The edit ``token`` of ``paths`` was answered (None: every edit of
+        them, applied) or its wait is over: a change held for it is Rein's
+        own when applied, else external."""
+        late: list[str] = []
+        for rel in paths:
+            tokens = self._sent.get(rel)
+            if tokens is None:
+                continue
+            if token is None:
+                tokens.clear()
+            else:
+                tokens.discard(token)
+            if tokens:
+                continue
+            del self._sent[rel]
+            if rel in self._held:
+                self._held.discard(rel)
+                if token is not None:
+                    late.append(rel)
+        if late:
+            log.info("external change: %s", ", ".join(sorted(late)))
+            self.on_external(tuple(sorted(late)))
+
     def on_own_mutation(self, mutation: Mutation) -> None:
         if mutation.origin != "agent":
             return
         for rel in mutation.paths:
             self._own[rel] = _stamp(self.root / rel)
+        self._sent_ended(mutation.paths, None)
 
     def _relative(self, raw: str) -> str | None:
         try:
@@ -303,6 +360,9 @@ class DiskWatcher:
                 # Watched even when ignored now: .gitignore may change.
                 await self._watch_new_folder(Path(raw))
             if skip.skipped(rel):
+                continue
+            if rel in self._sent:
+                self._held.add(rel)  # the echo of an edit not answered yet?
                 continue
             if await self._is_own_echo(rel):
                 continue

@@ -214,6 +214,9 @@ class FolderHost(Generic[W]):
 
             self._watcher = DiskWatcher(self.root, external, known_text=self._known_text)
             self.mutations.subscribe(self._watcher.on_own_mutation)
+            if isinstance(self.workspace, AnnouncesSending):
+                # The editor may write an edit to disk before it answers.
+                self.workspace.on_sending(self._watcher.sending)
             if self._on_watch is not None:
                 self._on_watch(self._watcher)
         return self._watcher
