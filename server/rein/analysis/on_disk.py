@@ -107,16 +107,8 @@ async def gone_files(
 
 def _module_names(paths: Sequence[str]) -> list[str]:
     """The names a line importing one of ``paths`` would spell: a module's
-    stem, a package's folder for its ``__init__``."""
-    names: list[str] = []
-    for path in paths:
-        if not path.endswith((".py", ".pyi")):
-            continue
-        parts = path.rsplit(".", 1)[0].split("/")
-        name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
-        if name.isidentifier():
-            names.append(name)
-    return names
+    last name, a package's for its ``__init__``."""
+    return [name.rsplit(".", 1)[-1] for name in map(module_name, paths) if name]
 
 
 async def overlays(
