@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from rein.config import load_config
+from rein.hosting.headless import ApproveAll
 from tests.e2e.headless_gate import edit_turn, only_server, prompt_headless
 
 pytestmark = pytest.mark.e2e
@@ -54,3 +55,98 @@ async def test_pyrightconfig_type_checking_mode_blocks_on_the_new_errors(tmp_pat
     assert gate.status == "blocked", gate.detail
     codes = {(b.path, b.code) for b in gate.blockers}
     assert ("m.py", "reportMissingParameterType") in codes, codes
+
+
+# A setting changed and a module edited in one run (stop 68): the module's
+# own baseline, taken after the setting changed, held the new findings.
+
+WIDEN = ('["E"]', '["ALL"]')
+SED_WIDEN = 'sed -i \'s/"E"/"ALL"/\' pyproject.toml'
+SED_EDIT = "sed -i 's/return x/return x + 1/' m.py"
+
+
+def _two_files(tmp_path: Path) -> Path:
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "m.py").write_text(MODULE)
+    (root / "other.py").write_text('"""Other."""\n')
+    (root / "pyproject.toml").write_text('[tool.ruff.lint]\nselect = ["E"]\n')
+    return root
+
+
+def _command(line: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "run_command", "arguments": {"command": line}}]}
+
+
+async def _ruff_gate(root: Path, script: list[dict[str, Any]], **analyzer: Any) -> Any:
+    settings = {"servers": only_server("ruff"), "severity": "warning", **analyzer}
+    config = load_config({"gates": {"analyzer": settings}})
+    script = [*script, {"text": "done"}]
+    ran = await prompt_headless(
+        root, script, config, "widen the rules", approver=ApproveAll(), watch=True
+    )
+    assert ran.large == ("workspaceMaxFiles" in analyzer)
+    return ran.analyzer_gates()[0]
+
+
+#: What ruff's ALL finds in MODULE's lines the edit did not touch (lines from 0).
+UNTOUCHED = {("m.py", 0, "F401"), ("m.py", 0, "D100"), ("m.py", 3, "ANN001"), ("m.py", 3, "D103")}
+
+
+async def test_a_module_edited_after_the_setting_blocks_on_its_new_findings(
+    tmp_path: Path,
+) -> None:
+    """Tools: the setting first (its change waits for the run-start
+    snapshot), then the module, whose own baseline was taken with the new
+    setting in force: judged against the run-start snapshot instead."""
+    root = _two_files(tmp_path)
+    script = [
+        edit_turn("pyproject.toml", *WIDEN),
+        edit_turn("m.py", "return x\n", "return x + 1\n"),
+    ]
+    gate = await _ruff_gate(root, script)
+    assert gate.status == "blocked", gate.detail
+    where = {(b.path, b.line, b.code) for b in gate.blockers}
+    assert UNTOUCHED | {("other.py", 0, "CPY001")} <= where, where
+
+
+async def test_a_command_after_the_setting_blocks_on_the_modules_new_findings(
+    tmp_path: Path,
+) -> None:
+    """The setting by a tool (warm from then on), the module by a command:
+    the command's file gets its baseline after the fact, from its text
+    before, with the new setting in force: judged against the run start."""
+    root = _two_files(tmp_path)
+    gate = await _ruff_gate(root, [edit_turn("pyproject.toml", *WIDEN), _command(SED_EDIT)])
+    assert gate.status == "blocked", gate.detail
+    where = {(b.path, b.line, b.code) for b in gate.blockers}
+    assert UNTOUCHED <= where, where
+
+
+@pytest.mark.parametrize("analyzer", [{}, {"workspaceMaxFiles": 1}], ids=["deferred", "open-files"])
+async def test_a_command_changing_the_setting_and_a_module_cold_is_unverified(
+    tmp_path: Path, analyzer: dict[str, Any]
+) -> None:
+    """One command does both before the workspace was analysed (deferred),
+    or where the open files only are analysed: nothing analysed the module
+    (nor, deferred, any file) before the setting changed. Passed before
+    (deferred: every new finding, other.py's too, was taken for the state
+    before the run); now unverified, naming the setting."""
+    root = _two_files(tmp_path)
+    gate = await _ruff_gate(root, [_command(f"{SED_WIDEN} && {SED_EDIT}")], **analyzer)
+    assert gate.status == "unverified", gate.detail
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in gate.detail
+
+
+async def test_open_files_only_a_command_after_the_setting_is_unverified(tmp_path: Path) -> None:
+    """The setting by a tool (the run-start snapshot waited for: warm), the
+    module by a command, open files only: the snapshot holds the open files
+    only, so the module's baseline cannot be its entries (none: its long
+    line, there before the run, would block). Its baseline is asked after
+    the fact, the new setting in force: unverified, naming the setting."""
+    root = _two_files(tmp_path)
+    (root / "m.py").write_text(MODULE + f"\n\nLONG = {'1' * 90}\n")
+    script = [edit_turn("pyproject.toml", *WIDEN), _command(SED_EDIT)]
+    gate = await _ruff_gate(root, script, workspaceMaxFiles=1)
+    assert gate.status == "unverified", gate.detail
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in gate.detail

@@ -44,6 +44,9 @@ and never pass blind.
   the source's bound when a public name changed, make the verdict
   "unverified" (:mod:`rein.analysis.reach`); the importers left are
   opened a batch per later verdict.
+* A setting the analyzers read that the run changed (``pyproject.toml``):
+  every file judged against the run-start snapshot where it holds every
+  file before the run, else no pass (:mod:`rein.analysis.setting_changes`).
 * Baselines live until the changes they judge are validated: the repair
   loop, and a later run of the session that validates what an earlier run
   left, judge against the state before the first change.
@@ -78,6 +81,7 @@ from rein.analysis.reach_verdict import (
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_baselines import RunBaselines
 from rein.analysis.run_texts import analysed, exists, reader, run_changes
+from rein.analysis.setting_changes import unseen_setting
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -217,6 +221,12 @@ class AnalyzerGate:
             )
         ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
+        verdict = await self._verdict(ctx)
+        unseen = b.settings_unseen(ctx.touched)
+        return unseen_setting(verdict, unseen) if unseen else verdict
+
+    async def _verdict(self, ctx: GateContext) -> GateOutcome:
+        b = self.baselines
         cold = b.per_file(analysed(self.diagnostics, ctx.touched))
         touched = analysed(self.diagnostics, ctx.touched)
         if cold is not None and not all(p in b.files for p in touched):
@@ -314,6 +324,7 @@ class AnalyzerGate:
             b.texts_before,
         )
         unbaselined = await self._check_more_importers(ctx)
+        b.settings_judged(ctx.touched)  # a setting changed: judged against the run start
         unsure = await b.before_the_run(ctx, self.threshold) if cold is None else []
         if cold is None and b.baseline is not None and owed_not_had is None:
             # The whole snapshot's files are baselined as before the run

@@ -56,6 +56,7 @@ from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach_verdict import open_files_only
 from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed
+from rein.analysis.setting_changes import judged_from_run_start
 from rein.harness.gating.gate_types import (
     DeferredWorkspace,
     FileByFileCounterfactual,
@@ -110,6 +111,8 @@ class RunBaselines:
         #: after it, gets ``before_run`` for the files with errors in it.
         self._after_change = False
         self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
+        #: ``baseline`` was taken before any change of the run (none cold).
+        self._snapshot_clean = False
         #: Of those, the files out of the changes' reach (:mod:`rein.analysis.closure`).
         self.outside: list[str] = []
         #: The run-start snapshot being taken in the background.
@@ -236,6 +239,7 @@ class RunBaselines:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
+        self._snapshot_clean = not self._after_change
         self._before_run, self.outside = {}, []
         if not self.unvalidated:
             # The new snapshot covers the importers opened so far.
@@ -414,6 +418,29 @@ class RunBaselines:
         )
         self.owed.discard(path)  # a changed file now, judged on its own baseline
         return found.baseline if before is None else replace(found.baseline, diagnostics=before)
+
+    def settings_unseen(self, touched: Collection[str]) -> list[str]:
+        """The settings the analyzers read that the run changed, where the
+        files judged were not all analysed before they changed (see
+        :mod:`rein.analysis.setting_changes`): none where the run-start
+        snapshot holds every file as it was before the run."""
+        settings = settings_changed(self.diagnostics, touched)
+        return [] if not settings or self._whole_before_run() else settings
+
+    def settings_judged(self, touched: Collection[str]) -> None:
+        """Where the run changed a setting the analyzers read and the
+        run-start snapshot holds every file as it was before the run, every
+        baseline is made its entries
+        (:func:`~rein.analysis.setting_changes.judged_from_run_start`)."""
+        if settings_changed(self.diagnostics, touched) and self._whole_before_run():
+            judged_from_run_start(self.files, self.late, self._run_start)
+
+    def _whole_before_run(self) -> bool:
+        """The run-start snapshot holds every file as it was before the
+        run: taken before any change (none cold), the analyzers checking
+        the whole workspace."""
+        whole = self.cold() is None and open_files_only(self.diagnostics) is None
+        return whole and self.baseline is not None and self._snapshot_clean
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
         return tuple(self._by_path.get(self.baseline, path))
