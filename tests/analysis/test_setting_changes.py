@@ -5,11 +5,20 @@ be judged so does not pass. The real servers: tests/e2e/test_setting_changes.py.
 
 from __future__ import annotations
 
+import pytest
+
 from rein.analysis.baselines import FileBaseline
-from rein.analysis.setting_changes import judged_from_run_start, unseen_setting
+from rein.analysis.setting_changes import (
+    dependencies_only,
+    judged_from_run_start,
+    settings_moved,
+    unseen_setting,
+)
 from rein.harness.gate_events import Blocker
 from rein.harness.gating.gate_types import GateOutcome
 from rein.harness.ports import Diagnostic
+from tests.fakes.diagnostics import SettlingFakeDiagnostics
+from tests.fakes.workspace import FakeWorkspace
 
 
 def _error(path: str, line: int, code: str) -> Diagnostic:
@@ -56,3 +65,53 @@ def test_a_verdict_not_judged_so_is_unverified_unless_something_blocks() -> None
     blocked = unseen_setting(GateOutcome([blocker], detail="1 blocking"), ["pyproject.toml"])
     assert blocked.blockers == [blocker] and blocked.unverified is None
     assert "changed (pyproject.toml)" in blocked.detail
+
+
+BEFORE = """[project]
+name = "app"
+requires-python = ">=3.10"
+dependencies = ["requests"]
+
+[tool.ruff.lint]
+select = ["E"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("now", "only"),
+    [
+        (BEFORE.replace('["requests"]', '["requests", "rich>=13"]'), True),
+        (BEFORE + '\n[project.optional-dependencies]\ndev = ["pytest"]\n', True),
+        (BEFORE + '\n[dependency-groups]\ntest = ["pytest"]\n', True),
+        (BEFORE + '\n[build-system]\nrequires = ["hatchling"]\n', True),
+        (BEFORE.replace('["E"]', '["ALL"]'), False),  # ruff reads it
+        (BEFORE.replace(">=3.10", ">=3.12"), False),  # ruff's target version
+        (BEFORE + '\n[build-system]\nbuild-backend = "hatchling.build"\n', False),
+        (BEFORE + "\n[tool.basedpyright]\ntypeCheckingMode = 'all'\n", False),
+        ("[project\nname = 1", False),  # no TOML: a change as any other
+    ],
+)
+def test_a_dependency_added_to_pyproject_is_no_setting_changed(now: str, only: bool) -> None:
+    assert dependencies_only(BEFORE, now) is only
+
+
+@pytest.mark.parametrize(
+    ("was", "moved"),
+    [
+        (BEFORE, []),  # a tool changed it: its text before is known
+        (None, ["pyproject.toml"]),  # a command changed it: not known
+    ],
+)
+async def test_settings_moved_leaves_out_a_pyproject_whose_dependencies_only_changed(
+    was: str | None, moved: list[str]
+) -> None:
+    now = BEFORE.replace('["requests"]', '["requests", "rich"]')
+    source = SettlingFakeDiagnostics()
+    source.uncovered = {".toml"}  # read, never opened
+    workspace = FakeWorkspace({"pyproject.toml": now, "m.py": "import rich\n"})
+    files = {} if was is None else {"pyproject.toml": FileBaseline("pyproject.toml", was, ())}
+    touched = {"pyproject.toml", "m.py"}
+    assert await settings_moved(source, touched, files, workspace) == moved
+    widened = now.replace('["E"]', '["ALL"]')
+    workspace.files["pyproject.toml"] = widened
+    assert await settings_moved(source, touched, files, workspace) == ["pyproject.toml"]

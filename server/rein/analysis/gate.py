@@ -222,7 +222,7 @@ class AnalyzerGate:
         ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
         verdict = await self._verdict(ctx)
-        unseen = b.settings_unseen(ctx.touched)
+        unseen = await b.settings_unseen(ctx.touched, ctx.workspace)
         return unseen_setting(verdict, unseen) if unseen else verdict
 
     async def _verdict(self, ctx: GateContext) -> GateOutcome:
@@ -324,7 +324,7 @@ class AnalyzerGate:
             b.texts_before,
         )
         unbaselined = await self._check_more_importers(ctx)
-        b.settings_judged(ctx.touched)  # a setting changed: judged against the run start
+        await b.settings_judged(ctx.touched, ctx.workspace)  # judged against the run start
         unsure = await b.before_the_run(ctx, self.threshold) if cold is None else []
         if cold is None and b.baseline is not None and owed_not_had is None:
             # The whole snapshot's files are baselined as before the run

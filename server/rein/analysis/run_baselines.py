@@ -56,7 +56,7 @@ from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach_verdict import open_files_only
 from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed
-from rein.analysis.setting_changes import judged_from_run_start
+from rein.analysis.setting_changes import judged_from_run_start, settings_moved
 from rein.harness.gating.gate_types import (
     DeferredWorkspace,
     FileByFileCounterfactual,
@@ -419,20 +419,26 @@ class RunBaselines:
         self.owed.discard(path)  # a changed file now, judged on its own baseline
         return found.baseline if before is None else replace(found.baseline, diagnostics=before)
 
-    def settings_unseen(self, touched: Collection[str]) -> list[str]:
-        """The settings the analyzers read that the run changed, where the
+    async def settings_unseen(
+        self, touched: Collection[str], workspace: Workspace | None
+    ) -> list[str]:
+        """The settings the analyzers read that the run changed
+        (:func:`~rein.analysis.setting_changes.settings_moved`), where the
         files judged were not all analysed before they changed (see
         :mod:`rein.analysis.setting_changes`): none where the run-start
         snapshot holds every file as it was before the run."""
-        settings = settings_changed(self.diagnostics, touched)
-        return [] if not settings or self._whole_before_run() else settings
+        if self._whole_before_run():
+            return []
+        return await settings_moved(self.diagnostics, touched, self.files, workspace)
 
-    def settings_judged(self, touched: Collection[str]) -> None:
+    async def settings_judged(self, touched: Collection[str], workspace: Workspace | None) -> None:
         """Where the run changed a setting the analyzers read and the
         run-start snapshot holds every file as it was before the run, every
         baseline is made its entries
         (:func:`~rein.analysis.setting_changes.judged_from_run_start`)."""
-        if settings_changed(self.diagnostics, touched) and self._whole_before_run():
+        if self._whole_before_run() and await settings_moved(
+            self.diagnostics, touched, self.files, workspace
+        ):
             judged_from_run_start(self.files, self.late, self._run_start)
 
     def _whole_before_run(self) -> bool:

@@ -22,18 +22,85 @@ path's). Elsewhere (a cold session, open files only) the state before the
 setting changed is known for no file the analyzers first saw after it: a
 verdict that finds nothing blocking is unverified and says why
 (:func:`unseen_setting`); what blocks still blocks.
+
+A ``pyproject.toml`` a tool changed in its dependency lists only (a
+dependency added; its text before the run is known) is no changed setting
+(:func:`settings_moved`): the analyzers read no dependency list, and a run
+that wrote a module and then added its dependency would be unverified for
+nothing. What an install changes is the environment's question
+(:mod:`rein.analysis.closure`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, MutableMapping
+import tomllib
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import replace
+from pathlib import PurePosixPath
+from typing import Any
 
 from rein.analysis.baselines import FileBaseline, carried
+from rein.analysis.run_texts import settings_changed, text_now
 from rein.harness.gating.gate_types import GateOutcome
-from rein.harness.ports import Diagnostic
+from rein.harness.ports import Diagnostic, Workspace
 
-__all__ = ["judged_from_run_start", "unseen_setting"]
+__all__ = ["dependencies_only", "judged_from_run_start", "settings_moved", "unseen_setting"]
+
+#: What the analyzers never read of a ``pyproject.toml``: (table, key) and
+#: whole tables (key None): PEP 621's and PEP 735's dependency lists, the
+#: build's requirements.
+UNREAD = (
+    ("project", "dependencies"),
+    ("project", "optional-dependencies"),
+    ("build-system", "requires"),
+    ("dependency-groups", None),
+)
+
+
+async def settings_moved(
+    source: object,
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    workspace: Workspace | None,
+) -> list[str]:
+    """The run's changes (``touched``) the analyzers read but never open
+    (:func:`~rein.analysis.run_texts.settings_changed`), less a
+    ``pyproject.toml`` whose text before the run is known (``files``: a
+    tool changed it) and differs in its dependency lists only."""
+    moved: list[str] = []
+    for path in settings_changed(source, touched):
+        baseline = files.get(path)
+        was = baseline.text_before_the_run if baseline is not None else None
+        if was is not None and PurePosixPath(path).name == "pyproject.toml":
+            now = await text_now(workspace, path)
+            if now is not None and dependencies_only(was, now):
+                continue
+        moved.append(path)
+    return moved
+
+
+def dependencies_only(before: str, now: str) -> bool:
+    """Two texts of a ``pyproject.toml`` differ in what the analyzers never
+    read (:data:`UNREAD`) only; False when either is no TOML."""
+    try:
+        return _read(tomllib.loads(before)) == _read(tomllib.loads(now))
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def _read(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` without :data:`UNREAD` (a table left empty dropped)."""
+    kept = dict(document)
+    for table, key in UNREAD:
+        if key is None:
+            kept.pop(table, None)
+        elif isinstance(value := kept.get(table), dict):
+            rest = {k: v for k, v in value.items() if k != key}
+            if rest:
+                kept[table] = rest
+            else:
+                kept.pop(table)
+    return kept
 
 
 def judged_from_run_start(
