@@ -5,9 +5,12 @@ be judged so does not pass. The real servers: tests/e2e/test_setting_changes.py.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from rein.analysis.baselines import FileBaseline
+from rein.analysis.gate import AnalyzerGate
 from rein.analysis.setting_changes import (
     dependencies_only,
     judged_from_run_start,
@@ -15,7 +18,8 @@ from rein.analysis.setting_changes import (
     unseen_setting,
 )
 from rein.harness.gate_events import Blocker
-from rein.harness.gating.gate_types import GateOutcome
+from rein.harness.gating.gate_types import GateContext, GateOutcome
+from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Diagnostic
 from tests.fakes.diagnostics import SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
@@ -115,3 +119,135 @@ async def test_settings_moved_leaves_out_a_pyproject_whose_dependencies_only_cha
     widened = now.replace('["E"]', '["ALL"]')
     workspace.files["pyproject.toml"] = widened
     assert await settings_moved(source, touched, files, workspace) == ["pyproject.toml"]
+
+
+# The gate with fake analyzers: which run-start snapshot may judge every file.
+
+NARROW = '[tool.ruff.lint]\nselect = ["E"]\n'
+WIDE = '[tool.ruff.lint]\nselect = ["ALL"]\n'
+#: What the run broke in m.py (its text before: "x = 1").
+BROKE = Diagnostic(path="m.py", line=0, message="undefined_name", code="F821", source="ruff")
+#: What the widened setting finds in m.py's first line, there before the run too.
+WIDENED = Diagnostic(path="m.py", line=0, message="missing docstring", code="D100", source="ruff")
+
+
+def _world(source: SettlingFakeDiagnostics) -> tuple[TrackedWorkspace, AnalyzerGate]:
+    source.uncovered = {".toml"}  # read, never opened: a setting
+    files = {"pyproject.toml": NARROW, "m.py": "x = 1\n", "other.py": "y = 2\n"}
+    workspace = TrackedWorkspace(FakeWorkspace(files), MutationLog())
+    gate = AnalyzerGate(source)
+
+    async def before_change(paths: tuple[str, ...]) -> None:
+        await gate.before_change(paths, workspace)
+
+    workspace.before_change(before_change)
+    return workspace, gate
+
+
+def _where(outcome: GateOutcome) -> list[tuple[str | None, str | None]]:
+    return sorted((b.path, b.code) for b in outcome.blockers)
+
+
+async def _widened_and_broken(workspace: TrackedWorkspace, source: SettlingFakeDiagnostics) -> None:
+    await workspace.write_text("pyproject.toml", WIDE)
+    source.diagnostics = [WIDENED]  # m.py's baseline is captured with the new setting
+    await workspace.write_text("m.py", "x = undefined_name\n")
+    source.diagnostics = [WIDENED, BROKE]
+
+
+TOUCHED = frozenset({"pyproject.toml", "m.py"})
+
+
+async def test_the_run_start_snapshot_judges_a_file_baselined_after_the_setting() -> None:
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await _widened_and_broken(workspace, source)
+    verdict = await gate.check(GateContext(1, TOUCHED, workspace))
+    assert _where(verdict) == [("m.py", "D100"), ("m.py", "F821")], verdict.detail
+
+
+async def test_a_file_the_run_start_snapshot_does_not_hold_is_not_judged_against_it() -> None:
+    """Past ruff's start-up files, the run-start snapshot has nothing of
+    m.py: judged against it, every old finding of m.py would block."""
+    source = SettlingFakeDiagnostics()
+    source.not_in_whole = {"m.py"}
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await _widened_and_broken(workspace, source)
+    verdict = await gate.check(GateContext(1, TOUCHED, workspace))
+    assert _where(verdict) == [("m.py", "F821")], verdict.detail
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail
+
+
+async def test_a_resumed_session_keeps_judging_against_the_baselines_from_before_its_changes() -> (
+    None
+):
+    """The snapshot a resumed run takes is of the stored changes: taken for
+    the state before the run, it made m.py's break pre-existing (a blocked
+    run passed once resumed)."""
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await _widened_and_broken(workspace, source)
+    assert ("m.py", "F821") in _where(await gate.check(GateContext(1, TOUCHED, workspace)))
+    resumed = AnalyzerGate(source)
+    resumed.import_state(gate.export_state())
+    await resumed.on_run_start(2)
+    await resumed.baseline_ready()
+    assert resumed.baseline is not None and BROKE in resumed.baseline.diagnostics
+    again = await resumed.check(GateContext(2, TOUCHED, workspace))
+    assert ("m.py", "F821") in _where(again), again.detail
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in again.detail
+
+
+async def test_a_run_whose_snapshot_failed_does_not_judge_against_an_earlier_runs() -> None:
+    """Run 1 fixed m.py's old error (validated); run 2's snapshot fails, so
+    the gate still holds run 1's, from before that fix: judged against it,
+    the old error brought back by run 2 was pre-existing."""
+    old = Diagnostic(path="m.py", line=0, message="old", code="E711", source="ruff")
+    source = SettlingFakeDiagnostics([old])
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await workspace.write_text("m.py", "x = 2\n")
+    source.diagnostics = []
+    assert (await gate.check(GateContext(1, frozenset({"m.py"}), workspace))).blockers == []
+    gate.on_validated(1)
+
+    whole = source.snapshot
+    failed: list[int] = []
+
+    async def failing(paths: Any = None, *, min_generation: int = 0) -> Any:
+        if paths is None and not failed:  # the run-start snapshot's
+            failed.append(min_generation)
+            raise RuntimeError("the analyzers went away")
+        return await whole(paths, min_generation=min_generation)
+
+    source.snapshot = failing  # type: ignore[method-assign]
+    await gate.on_run_start(2)
+    await gate.baseline_ready()
+    assert failed == [2]
+    await workspace.write_text("pyproject.toml", WIDE)
+    await workspace.write_text("m.py", "x = None == 1\n")
+    source.diagnostics = [old]
+    verdict = await gate.check(GateContext(3, TOUCHED, workspace))
+    assert _where(verdict) == [("m.py", "E711")], verdict.detail
+
+
+async def test_a_stale_run_start_snapshot_does_not_judge_every_file() -> None:
+    """An analyzer did not answer for every file in time: what the snapshot
+    lacks of m.py would be taken for what m.py had before the run."""
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    source.stale = True
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    source.stale = False
+    await _widened_and_broken(workspace, source)
+    verdict = await gate.check(GateContext(1, TOUCHED, workspace))
+    assert _where(verdict) == [("m.py", "F821")], verdict.detail
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail

@@ -69,6 +69,9 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.uncovered: set[str] = set()
         #: Why a suffix is not covered (".go": "gopls was not found").
         self.why_uncovered: dict[str, str] = {}
+        #: Files the whole-workspace snapshot does not hold for every
+        #: analyzer (WholeCoverage: ruff past start-up's maxFiles).
+        self.not_in_whole: set[str] = set()
         #: File by file, at most this many importers of a file are opened
         #: with it; the rest are left for open_more_importers.
         self.max_importers: int | None = None
@@ -106,6 +109,9 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
 
     def covers(self, path: str) -> bool:
         return not any(path.endswith(suffix) for suffix in self.uncovered)
+
+    def in_whole_snapshot(self, path: str) -> bool:
+        return path not in self.not_in_whole
 
     def why_not_covered(self, path: str) -> str | None:
         return next((w for s, w in self.why_uncovered.items() if path.endswith(s)), None)

@@ -221,6 +221,7 @@ class AnalyzerGate:
             )
         ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
+        b.verdict_starts()
         verdict = await self._verdict(ctx)
         unseen = await b.settings_unseen(ctx.touched, ctx.workspace)
         return unseen_setting(verdict, unseen) if unseen else verdict

@@ -63,6 +63,7 @@ from rein.harness.gating.gate_types import (
     FileByFileDiagnostics,
     GateContext,
     ProgressReporter,
+    WholeCoverage,
 )
 from rein.harness.ports import (
     Diagnostic,
@@ -111,8 +112,12 @@ class RunBaselines:
         #: after it, gets ``before_run`` for the files with errors in it.
         self._after_change = False
         self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
-        #: ``baseline`` was taken before any change of the run (none cold).
+        #: ``baseline`` was taken before any change it judges: no cold one,
+        #: none kept from an earlier run or a stored session.
         self._snapshot_clean = False
+        #: This verdict judged every file against ``baseline``, a setting
+        #: having changed (:meth:`settings_judged`).
+        self._judged_from_start = False
         #: Of those, the files out of the changes' reach (:mod:`rein.analysis.closure`).
         self.outside: list[str] = []
         #: The run-start snapshot being taken in the background.
@@ -227,6 +232,7 @@ class RunBaselines:
         self.dependencies_installed = False
         source = self.diagnostics
         deferred = isinstance(source, DeferredWorkspace) and source.workspace_deferred()
+        self._snapshot_clean = False  # the kept one's, until this one is taken
         self.snapshot.start(self._take_baseline(generation), deferred=deferred)
 
     async def _take_baseline(self, generation: int) -> None:
@@ -239,7 +245,7 @@ class RunBaselines:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
-        self._snapshot_clean = not self._after_change
+        self._snapshot_clean = not self._after_change and not self.files
         self._before_run, self.outside = {}, []
         if not self.unvalidated:
             # The new snapshot covers the importers opened so far.
@@ -419,34 +425,50 @@ class RunBaselines:
         self.owed.discard(path)  # a changed file now, judged on its own baseline
         return found.baseline if before is None else replace(found.baseline, diagnostics=before)
 
+    def verdict_starts(self) -> None:
+        """A verdict begins: whether it judges every file against the
+        run-start snapshot is decided by it (:meth:`settings_judged`)."""
+        self._judged_from_start = False
+
     async def settings_unseen(
         self, touched: Collection[str], workspace: Workspace | None
     ) -> list[str]:
         """The settings the analyzers read that the run changed
-        (:func:`~rein.analysis.setting_changes.settings_moved`), where the
-        files judged were not all analysed before they changed (see
-        :mod:`rein.analysis.setting_changes`): none where the run-start
-        snapshot holds every file as it was before the run."""
-        if self._whole_before_run():
+        (:func:`~rein.analysis.setting_changes.settings_moved`), where this
+        verdict did not judge every file against a run-start snapshot that
+        holds each as it was before the run (:meth:`settings_judged`): the
+        files judged were not all analysed before the settings changed."""
+        if self._judged_from_start:
             return []
         return await settings_moved(self.diagnostics, touched, self.files, workspace)
 
     async def settings_judged(self, touched: Collection[str], workspace: Workspace | None) -> None:
         """Where the run changed a setting the analyzers read and the
-        run-start snapshot holds every file as it was before the run, every
-        baseline is made its entries
+        run-start snapshot holds every file judged as it was before the run,
+        every baseline is made its entries
         (:func:`~rein.analysis.setting_changes.judged_from_run_start`)."""
         if self._whole_before_run() and await settings_moved(
             self.diagnostics, touched, self.files, workspace
         ):
             judged_from_run_start(self.files, self.late, self._run_start)
+            self._judged_from_start = True
 
     def _whole_before_run(self) -> bool:
-        """The run-start snapshot holds every file as it was before the
-        run: taken before any change (none cold), the analyzers checking
-        the whole workspace."""
-        whole = self.cold() is None and open_files_only(self.diagnostics) is None
-        return whole and self.baseline is not None and self._snapshot_clean
+        """The run-start snapshot holds every file judged (the changed ones,
+        a renamed one's old path, the importers) as it was before the run:
+        taken before any change it judges, settled, by analyzers checking the
+        whole workspace, each of those files in it
+        (:class:`~rein.harness.gating.gate_types.WholeCoverage`)."""
+        baseline = self.baseline
+        if baseline is None or baseline.stale or not self._snapshot_clean:
+            return False
+        if self.cold() is not None or open_files_only(self.diagnostics) is not None:
+            return False
+        source = self.diagnostics
+        if not isinstance(source, WholeCoverage):
+            return True
+        paths = [b.renamed_from or b.path for b in self.files.values() if b.existed]
+        return all(source.in_whole_snapshot(p) for p in [*paths, *self.late])
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
         return tuple(self._by_path.get(self.baseline, path))

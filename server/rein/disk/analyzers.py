@@ -391,6 +391,17 @@ class AnalyzerPool:
         suffix = Path(path).suffix
         return not self.skipped(path) and any(suffix in a.spec.extensions for a in self.analyzers)
 
+    def in_whole_snapshot(self, path: str) -> bool:
+        """Every analyzer that checks ``path`` reports it without its being
+        opened for a change: start-up opens it (the first ``max_files``), or
+        the analyzer checks the whole workspace itself (basedpyright's
+        workspace diagnostic mode); never while the analyzers check file by
+        file (a large workspace, a deferred analysis)."""
+        if self.large or self.deferring:
+            return False
+        owners = [a for a in self.analyzers if a.owns(path)]
+        return path in self.files or all(a.findings.workspace_mode for a in owners)
+
     def environment_changes(self) -> int:
         """Changes to basedpyright's environment seen since the pool
         started (:meth:`~rein.disk.python_environment.PythonEnvironment.changes`)."""

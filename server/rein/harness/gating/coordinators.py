@@ -30,6 +30,7 @@ from rein.harness.gating.gate_types import (
     PartialImporters,
     PriorTexts,
     ReadInputs,
+    WholeCoverage,
 )
 from rein.harness.ports import (
     AnsweringDiagnostics,
@@ -237,6 +238,12 @@ class DiagnosticsCoordinator:
         editor's diagnostics) covers whatever it analyses."""
         inner = self.source
         return inner.covers(path) if isinstance(inner, CoveringDiagnostics) else True
+
+    def in_whole_snapshot(self, path: str) -> bool:
+        """The inner source's answer (see :class:`~rein.harness.gating.
+        gate_types.WholeCoverage`); True without one."""
+        inner = self.source
+        return inner.in_whole_snapshot(path) if isinstance(inner, WholeCoverage) else True
 
     def environment_changes(self) -> int:
         """The inner source's count (see :class:`~rein.harness.gating.

@@ -194,6 +194,19 @@ class CoveringDiagnostics(Protocol):
 
 
 @runtime_checkable
+class WholeCoverage(Protocol):
+    """A source that can say which files its whole-workspace snapshot holds
+    for every analyzer (the headless pool: an analyzer without a workspace
+    diagnostic mode, ruff, checks only the files start-up opens, the first
+    ``maxFiles``). A source without this holds every file it analyses."""
+
+    def in_whole_snapshot(self, path: str) -> bool:
+        """Every analyzer that checks ``path`` reports it in a
+        whole-workspace snapshot, without its being opened for a change."""
+        ...
+
+
+@runtime_checkable
 class ExplainedCoverage(Protocol):
     """A covering source that can say why a file is not covered (the
     headless pool: ``gopls was not found``, ``clangd failed to start:
