@@ -102,8 +102,8 @@ def test_a_dependency_added_to_pyproject_is_no_setting_changed(now: str, only: b
 @pytest.mark.parametrize(
     ("was", "moved"),
     [
-        (BEFORE, []),  # a tool changed it: its text before is known
-        (None, ["pyproject.toml"]),  # a command changed it: not known
+        (BEFORE, []),  # its text before the run is known
+        (None, ["pyproject.toml"]),  # not known
     ],
 )
 async def test_settings_moved_leaves_out_a_pyproject_whose_dependencies_only_changed(
@@ -113,12 +113,12 @@ async def test_settings_moved_leaves_out_a_pyproject_whose_dependencies_only_cha
     source = SettlingFakeDiagnostics()
     source.uncovered = {".toml"}  # read, never opened
     workspace = FakeWorkspace({"pyproject.toml": now, "m.py": "import rich\n"})
-    files = {} if was is None else {"pyproject.toml": FileBaseline("pyproject.toml", was, ())}
+    before = {"pyproject.toml": was}.get
     touched = {"pyproject.toml", "m.py"}
-    assert await settings_moved(source, touched, files, workspace) == moved
+    assert await settings_moved(source, touched, before, workspace) == moved
     widened = now.replace('["E"]', '["ALL"]')
     workspace.files["pyproject.toml"] = widened
-    assert await settings_moved(source, touched, files, workspace) == ["pyproject.toml"]
+    assert await settings_moved(source, touched, before, workspace) == ["pyproject.toml"]
 
 
 # The gate with fake analyzers: which run-start snapshot may judge every file.
@@ -250,4 +250,56 @@ async def test_a_stale_run_start_snapshot_does_not_judge_every_file() -> None:
     await _widened_and_broken(workspace, source)
     verdict = await gate.check(GateContext(1, TOUCHED, workspace))
     assert _where(verdict) == [("m.py", "F821")], verdict.detail
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("command", "unseen"),
+    [
+        ({"dependencies": ["rich"]}, False),  # uv add rich
+        ({"lint": ["ALL"]}, True),
+    ],
+)
+async def test_a_command_adding_a_dependency_changes_no_setting(
+    command: dict[str, list[str]], unseen: bool
+) -> None:
+    """pyproject.toml's text is kept before the run's first command: a
+    ``uv add`` changes no setting; a command widening ruff's rules does,
+    and the verdict, not judged against a whole run-start snapshot (stale
+    here), is unverified."""
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    project = '[project]\nname = "app"\ndependencies = []\n\n' + NARROW
+    workspace.inner.files["pyproject.toml"] = project  # type: ignore[attr-defined]
+    source.stale = True
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    source.stale = False
+    await gate.before_change((), workspace)  # a command is about to run
+    changed = project.replace("dependencies = []", 'dependencies = ["rich"]')
+    if "lint" in command:
+        changed = changed.replace('["E"]', '["ALL"]')
+    workspace.inner.files["pyproject.toml"] = changed  # type: ignore[attr-defined]
+    verdict = await gate.check(GateContext(1, frozenset({"pyproject.toml"}), workspace))
+    said = "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail
+    assert said is unseen, verdict.detail
+
+
+async def test_a_tool_after_the_command_does_not_hide_what_the_command_changed() -> None:
+    """The command widened ruff's rules; a tool then added a dependency:
+    its capture is of the text after the command, and compared with that,
+    only a dependency changed. The text before the command is the run's."""
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    project = '[project]\nname = "app"\ndependencies = []\n\n' + NARROW
+    workspace.inner.files["pyproject.toml"] = project  # type: ignore[attr-defined]
+    source.stale = True
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    source.stale = False
+    await gate.before_change((), workspace)
+    widened = project.replace('["E"]', '["ALL"]')
+    workspace.inner.files["pyproject.toml"] = widened  # type: ignore[attr-defined]
+    await workspace.write_text("pyproject.toml", widened.replace("[]", '["rich"]'))
+    verdict = await gate.check(GateContext(1, frozenset({"pyproject.toml"}), workspace))
     assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail

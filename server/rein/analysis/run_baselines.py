@@ -55,8 +55,8 @@ from rein.analysis.gate_state import exported, imported
 from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach_verdict import open_files_only
-from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed
-from rein.analysis.setting_changes import judged_from_run_start, settings_moved
+from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed, text_now
+from rein.analysis.setting_changes import PROJECT, judged_from_run_start, settings_moved
 from rein.harness.gating.gate_types import (
     DeferredWorkspace,
     FileByFileCounterfactual,
@@ -118,6 +118,11 @@ class RunBaselines:
         #: This verdict judged every file against ``baseline``, a setting
         #: having changed (:meth:`settings_judged`).
         self._judged_from_start = False
+        #: ``pyproject.toml``'s text before the first command since the last
+        #: validation, no tool having changed it first (None: not known;
+        #: ``_project_read``: that command came).
+        self._project_before: str | None = None
+        self._project_read = False
         #: Of those, the files out of the changes' reach (:mod:`rein.analysis.closure`).
         self.outside: list[str] = []
         #: The run-start snapshot being taken in the background.
@@ -224,6 +229,7 @@ class RunBaselines:
             # run's. Without this, a file the person made after it and the
             # run then deleted was "never a file" (review28: a false pass).
             self._release()
+            self._project_before, self._project_read = None, False
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
@@ -294,6 +300,7 @@ class RunBaselines:
         self._per_file = self._per_file_ready = None
         self.ahead.stop()  # a command's baseline still being taken is of changes validated
         self.unvalidated = False
+        self._project_before, self._project_read = None, False
         self.installed = False
         self.commanded = False
         self.dependencies_installed = False
@@ -318,6 +325,10 @@ class RunBaselines:
     async def _before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         cold = self.cold()
         self.commanded = self.commanded or not paths
+        if not paths and PROJECT not in self.files and not self._project_read:
+            # Before a command that may change its dependency lists (uv add).
+            self._project_before = await text_now(workspace, PROJECT)
+            self._project_read = True
         source = self.diagnostics
         if (
             self.owed.paths
@@ -440,7 +451,7 @@ class RunBaselines:
         files judged were not all analysed before the settings changed."""
         if self._judged_from_start:
             return []
-        return await settings_moved(self.diagnostics, touched, self.files, workspace)
+        return await settings_moved(self.diagnostics, touched, self._text_before_run, workspace)
 
     async def settings_judged(self, touched: Collection[str], workspace: Workspace | None) -> None:
         """Where the run changed a setting the analyzers read and the
@@ -448,10 +459,18 @@ class RunBaselines:
         every baseline is made its entries
         (:func:`~rein.analysis.setting_changes.judged_from_run_start`)."""
         if self._whole_before_run() and await settings_moved(
-            self.diagnostics, touched, self.files, workspace
+            self.diagnostics, touched, self._text_before_run, workspace
         ):
             judged_from_run_start(self.files, self.late, self._run_start)
             self._judged_from_start = True
+
+    def _text_before_run(self, path: str) -> str | None:
+        """``path``'s text before the run, where known: read before the
+        run's first command, else captured by a tool's first change."""
+        if path == PROJECT and self._project_read:
+            return self._project_before
+        baseline = self.files.get(path)
+        return baseline.text_before_the_run if baseline is not None else None
 
     def _whole_before_run(self) -> bool:
         """The run-start snapshot holds every file judged (the changed ones,

@@ -23,18 +23,20 @@ setting changed is known for no file the analyzers first saw after it: a
 verdict that finds nothing blocking is unverified and says why
 (:func:`unseen_setting`); what blocks still blocks.
 
-A ``pyproject.toml`` a tool changed in its dependency lists only (a
-dependency added; its text before the run is known) is no changed setting
-(:func:`settings_moved`): the analyzers read no dependency list, and a run
-that wrote a module and then added its dependency would be unverified for
-nothing. What an install changes is the environment's question
+A ``pyproject.toml`` changed in its dependency lists only (a dependency
+added by an edit, ``uv add`` or ``poetry add``) is no changed setting
+(:func:`settings_moved`), where its text before the run is known: a tool's
+change captured it, or the workspace's own was read before the run's first
+command (a nested one's is not). The analyzers read no dependency list, and
+a run that wrote a module and then added its dependency would be unverified
+for nothing. What an install changes is the environment's question
 (:mod:`rein.analysis.closure`).
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Collection, Mapping, MutableMapping
+from collections.abc import Callable, Collection, MutableMapping
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -44,7 +46,13 @@ from rein.analysis.run_texts import settings_changed, text_now
 from rein.harness.gating.gate_types import GateOutcome
 from rein.harness.ports import Diagnostic, Workspace
 
-__all__ = ["dependencies_only", "judged_from_run_start", "settings_moved", "unseen_setting"]
+__all__ = [
+    "PROJECT",
+    "dependencies_only",
+    "judged_from_run_start",
+    "settings_moved",
+    "unseen_setting",
+]
 
 #: What the analyzers never read of a ``pyproject.toml``: (table, key) and
 #: whole tables (key None): PEP 621's and PEP 735's dependency lists, the
@@ -57,21 +65,26 @@ UNREAD = (
 )
 
 
+#: The project file a run changes in its dependency lists (an edit, ``uv
+#: add``, ``poetry add``): its text is kept before the run's first command.
+PROJECT = "pyproject.toml"
+
+
 async def settings_moved(
     source: object,
     touched: Collection[str],
-    files: Mapping[str, FileBaseline],
+    before: Callable[[str], str | None],
     workspace: Workspace | None,
 ) -> list[str]:
     """The run's changes (``touched``) the analyzers read but never open
     (:func:`~rein.analysis.run_texts.settings_changed`), less a
-    ``pyproject.toml`` whose text before the run is known (``files``: a
-    tool changed it) and differs in its dependency lists only."""
+    ``pyproject.toml`` whose text before the run is known (``before``: a
+    tool's change captured it, or it was read before the run's first
+    command) and differs in its dependency lists only."""
     moved: list[str] = []
     for path in settings_changed(source, touched):
-        baseline = files.get(path)
-        was = baseline.text_before_the_run if baseline is not None else None
-        if was is not None and PurePosixPath(path).name == "pyproject.toml":
+        was = before(path)
+        if was is not None and PurePosixPath(path).name == PROJECT:
             now = await text_now(workspace, path)
             if now is not None and dependencies_only(was, now):
                 continue
