@@ -14,6 +14,7 @@ from types import ModuleType
 from typing_extensions import get_protocol_members
 
 import rein.harness
+from rein.analysis.run_texts import settings_changed
 from rein.disk.analyzers import AnalyzerPool
 from rein.harness.gating import gate_types
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
@@ -90,3 +91,24 @@ async def test_the_coordinator_passes_on_the_closure_and_open_files_mode() -> No
     bare = DiagnosticsCoordinator(FakeDiagnostics([]))
     assert await bare.importer_closure(["lib.py"]) is None
     assert not bare.analyses_open_files_only()
+
+
+def test_an_editors_settings_are_told_from_its_modules() -> None:
+    """The editor's diagnostics do not say what they cover. Taken to cover
+    every file, a changed pyproject.toml was no setting there: it was shown
+    to the editor as it was (a document its analyzers do not read settings
+    from), the errors its new rules brought in unchanged files were "there
+    without the run's changes too", and the verdict passed (review68)."""
+    editor = DiagnosticsCoordinator(FakeDiagnostics())
+    paths = ("pkg/m.py", "web/app.ts", "nb.ipynb", "notes.md", "pyproject.toml", "tsconfig.json")
+    assert [p for p in (*paths, "go.mod") if not editor.covers(p)] == [
+        "pyproject.toml",
+        "tsconfig.json",
+        "go.mod",
+    ]
+    assert settings_changed(editor, {"pkg/m.py", "notes.md", "pyproject.toml"}) == [
+        "pyproject.toml"
+    ]
+    # What its diagnostics hold is what its servers checked (the open files,
+    # often): no file is judged against them as before a setting changed.
+    assert not editor.in_whole_snapshot("pkg/m.py")

@@ -65,6 +65,7 @@ __all__ = [
     "custom_analyzers",
     "is_prose",
     "never_read",
+    "read_not_checked",
 ]
 
 #: Source files some analyzer could check. A changed file with one of these
@@ -184,3 +185,14 @@ def never_read(path: str, *, custom: bool = False) -> bool:
     """No analyzer reads ``path`` (prose, a backup, a log, data): its change
     reaches nothing. ``custom``: as :func:`analyzer_input`'s."""
     return analyzer_input(path, custom=custom) == "unread"
+
+
+def read_not_checked(path: str) -> bool:
+    """A file the presets read that none checks as a document of its own: a
+    setting (``pyproject.toml``, ``tsconfig.json``), a manifest, an
+    environment's file; not a source file nor a notebook. An editor, whose
+    diagnostics do not say what they cover, is taken to check every file
+    but these (:meth:`~rein.harness.gating.coordinators.DiagnosticsCoordinator.covers`)."""
+    if analyzer_input(path) != "read":
+        return False
+    return _suffix(path.rsplit("/", 1)[-1]) not in CODE_EXTENSIONS | {".ipynb"}

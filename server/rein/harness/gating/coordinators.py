@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import anyio
 
-from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input
+from rein.harness.gating.analyzer_inputs import AnalyzerInput, analyzer_input, read_not_checked
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
     DeferredWorkspace,
@@ -235,15 +235,22 @@ class DiagnosticsCoordinator:
 
     def covers(self, path: str) -> bool:
         """The inner source's coverage; a source that does not say (the
-        editor's diagnostics) covers whatever it analyses."""
+        editor's diagnostics) covers every file but those the analyzers
+        read and check as no document (a setting, a manifest:
+        :func:`~rein.harness.gating.analyzer_inputs.read_not_checked`), as
+        the headless pool does: its change is then told from a module's."""
         inner = self.source
-        return inner.covers(path) if isinstance(inner, CoveringDiagnostics) else True
+        if isinstance(inner, CoveringDiagnostics):
+            return inner.covers(path)
+        return not read_not_checked(path)
 
     def in_whole_snapshot(self, path: str) -> bool:
         """The inner source's answer (see :class:`~rein.harness.gating.
-        gate_types.WholeCoverage`); True without one."""
+        gate_types.WholeCoverage`); False without one: the editor's
+        diagnostics hold what its language servers checked, the open files
+        as often as not."""
         inner = self.source
-        return inner.in_whole_snapshot(path) if isinstance(inner, WholeCoverage) else True
+        return inner.in_whole_snapshot(path) if isinstance(inner, WholeCoverage) else False
 
     def environment_changes(self) -> int:
         """The inner source's count (see :class:`~rein.harness.gating.
