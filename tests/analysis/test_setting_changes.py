@@ -15,6 +15,7 @@ from rein.analysis.setting_changes import (
     dependencies_only,
     judged_from_run_start,
     settings_moved,
+    settings_named,
     unseen_setting,
 )
 from rein.harness.gate_events import Blocker
@@ -303,3 +304,22 @@ async def test_a_tool_after_the_command_does_not_hide_what_the_command_changed()
     await workspace.write_text("pyproject.toml", widened.replace("[]", '["rich"]'))
     verdict = await gate.check(GateContext(1, frozenset({"pyproject.toml"}), workspace))
     assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("sed -i 's/E/ALL/' pyproject.toml", ["pyproject.toml"]),
+        ("echo 'line-length = 100' >> ruff.toml", ["ruff.toml"]),
+        ("cp ../base.json ./pyrightconfig.json", ["../base.json", "./pyrightconfig.json"]),
+        ("pip install -r requirements.txt", ["requirements.txt"]),
+        ("cat pyproject.toml", []),  # reads only: no deferred analysis started for it
+        ("grep ruff pyproject.toml", []),
+        ("uv add rich", []),  # names none (a dependency: no setting, settings_moved)
+        ("sed -i 's/x/y/' pkg/m.py", []),  # a module
+        ("python3 widen.py", []),  # names none: unverified if it widens a rule
+        ("sed -i 's/a/b/' 'unclosed", []),  # no shell words: split on spaces
+    ],
+)
+def test_a_command_names_the_settings_it_may_write(command: str, named: list[str]) -> None:
+    assert settings_named(command) == named

@@ -123,17 +123,45 @@ async def test_a_command_after_the_setting_blocks_on_the_modules_new_findings(
     assert UNTOUCHED <= where, where
 
 
-@pytest.mark.parametrize("analyzer", [{}, {"workspaceMaxFiles": 1}], ids=["deferred", "open-files"])
-async def test_a_command_changing_the_setting_and_a_module_cold_is_unverified(
-    tmp_path: Path, analyzer: dict[str, Any]
+#: A script that widens ruff's rules: a command that names no setting.
+WIDEN_PY = "import pathlib; p = pathlib.Path('pyproject' + '.toml'); "
+WIDEN_PY += "p.write_text(p.read_text().replace('\"E\"', '\"ALL\"'))"
+
+
+async def test_a_command_naming_the_setting_waits_for_the_snapshot_and_blocks_exactly(
+    tmp_path: Path,
 ) -> None:
-    """One command does both before the workspace was analysed (deferred),
-    or where the open files only are analysed: nothing analysed the module
-    (nor, deferred, any file) before the setting changed. Passed before
-    (deferred: every new finding, other.py's too, was taken for the state
-    before the run); now unverified, naming the setting."""
+    """One ``sed -i`` of pyproject.toml and the module, in a session whose
+    workspace analysis is deferred: the command names a setting it may
+    write, so the run-start snapshot is taken before it runs, as for a
+    tool's change of a setting. Passed before stop 68 (every new finding,
+    other.py's too, was taken for the state before the run); then
+    unverified; now exact."""
     root = _two_files(tmp_path)
-    gate = await _ruff_gate(root, [_command(f"{SED_WIDEN} && {SED_EDIT}")], **analyzer)
+    gate = await _ruff_gate(root, [_command(f"{SED_WIDEN} && {SED_EDIT}")])
+    assert gate.status == "blocked", gate.detail
+    where = {(b.path, b.line, b.code) for b in gate.blockers}
+    assert UNTOUCHED | {("other.py", 0, "CPY001")} <= where, where
+
+
+@pytest.mark.parametrize(
+    ("analyzer", "command"),
+    [
+        ({}, f'python3 -c "{WIDEN_PY}" && {SED_EDIT}'),
+        ({"workspaceMaxFiles": 1}, f"{SED_WIDEN} && {SED_EDIT}"),
+    ],
+    ids=["deferred-unnamed", "open-files"],
+)
+async def test_a_command_changing_the_setting_and_a_module_cold_is_unverified(
+    tmp_path: Path, analyzer: dict[str, Any], command: str
+) -> None:
+    """Deferred, a command that changes the setting without naming it (a
+    script); or where the open files only are analysed: nothing analysed
+    the module (nor, deferred, any file) before the setting changed. Passed
+    before (deferred: every new finding was taken for the state before the
+    run); now unverified, naming the setting."""
+    root = _two_files(tmp_path)
+    gate = await _ruff_gate(root, [_command(command)], **analyzer)
     assert gate.status == "unverified", gate.detail
     assert "a setting the analyzers read from the disk changed (pyproject.toml)" in gate.detail
 

@@ -56,7 +56,12 @@ from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach_verdict import open_files_only
 from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed, text_now
-from rein.analysis.setting_changes import PROJECT, judged_from_run_start, settings_moved
+from rein.analysis.setting_changes import (
+    PROJECT,
+    judged_from_run_start,
+    settings_moved,
+    settings_named,
+)
 from rein.harness.gating.gate_types import (
     DeferredWorkspace,
     FileByFileCounterfactual,
@@ -66,6 +71,7 @@ from rein.harness.gating.gate_types import (
     WholeCoverage,
 )
 from rein.harness.ports import (
+    CommandAhead,
     Diagnostic,
     DiagnosticsSnapshot,
     DiagnosticsSource,
@@ -323,6 +329,10 @@ class RunBaselines:
             await self._before_change(paths, workspace)
 
     async def _before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        if isinstance(paths, CommandAhead) and settings_named(paths.command):
+            # A command that may write a setting: the run-start snapshot
+            # first, as for a tool's change of one (:mod:`rein.analysis.setting_changes`).
+            await self.ready()
         cold = self.cold()
         self.commanded = self.commanded or not paths
         if not paths and PROJECT not in self.files and not self._project_read:

@@ -23,6 +23,13 @@ setting changed is known for no file the analyzers first saw after it: a
 verdict that finds nothing blocking is unverified and says why
 (:func:`unseen_setting`); what blocks still blocks.
 
+A command that names a setting and may write (``sed -i ... pyproject.toml``,
+``echo ... >> ruff.toml``: :func:`settings_named`) waits for the run-start
+snapshot before it runs, as a tool's change of a setting does: taken then,
+it is before every change, and the verdict judges every file against it
+(a session whose workspace analysis is deferred, attrs: its 117 new
+findings blocked, exactly, rather than an unverified verdict).
+
 A ``pyproject.toml`` changed in its dependency lists only (a dependency
 added by an edit, ``uv add`` or ``poetry add``) is no changed setting
 (:func:`settings_moved`), where its text before the run is known: a tool's
@@ -35,6 +42,8 @@ for nothing. What an install changes is the environment's question
 
 from __future__ import annotations
 
+import re
+import shlex
 import tomllib
 from collections.abc import Callable, Collection, MutableMapping
 from dataclasses import replace
@@ -43,6 +52,7 @@ from typing import Any
 
 from rein.analysis.baselines import FileBaseline, carried
 from rein.analysis.run_texts import settings_changed, text_now
+from rein.harness.gating.analyzer_inputs import read_not_checked
 from rein.harness.gating.gate_types import GateOutcome
 from rein.harness.ports import Diagnostic, Workspace
 
@@ -51,6 +61,7 @@ __all__ = [
     "dependencies_only",
     "judged_from_run_start",
     "settings_moved",
+    "settings_named",
     "unseen_setting",
 ]
 
@@ -150,3 +161,24 @@ def unseen_setting(outcome: GateOutcome, settings: Collection[str]) -> GateOutco
         return replace(outcome, detail=f"{outcome.detail}; {note}")
     unverified = note if outcome.unverified is None else f"{outcome.unverified}; {note}"
     return replace(outcome, detail=f"{outcome.detail}; {note}", unverified=unverified)
+
+
+#: What makes a command one that may write the files it names: an in-place
+#: edit, a redirection, a program that writes or moves files, an
+#: interpreter running code.
+_WRITES = re.compile(
+    r"(?:^|[\s;&|(])(?:-i\S*|--in-place\S*|>>?|tee|mv|cp|rm|install|patch|truncate|dd"
+    r"|git|python[0-9.]*|perl|ruby|node|awk|gawk|ed|ex|vi|vim)(?=$|[\s;&|)])"
+)
+
+
+def settings_named(command: str) -> list[str]:
+    """The settings the analyzers read that ``command`` names where it may
+    write (:data:`_WRITES`): a reading command (``cat pyproject.toml``)
+    names none, so that it does not start a deferred workspace analysis."""
+    try:
+        words = shlex.split(command, comments=True, posix=True)
+    except ValueError:
+        words = command.split()
+    named = sorted({w for w in words if "." in w.rsplit("/", 1)[-1] and read_not_checked(w)})
+    return named if named and _WRITES.search(" ".join(words)) else []

@@ -25,6 +25,7 @@ from rein.harness.ports import (
     AfterChange,
     AppliedChange,
     BeforeChange,
+    CommandAhead,
     FileContent,
     FileUpdate,
     MultiFileWorkspace,
@@ -177,11 +178,16 @@ class ChangeHooks:
         """Register ``callback``; returns the function that removes it."""
         return self._add(self._after, callback)
 
-    async def about_to_change(self, *paths: str, writes: bool = False) -> None:
+    async def about_to_change(
+        self, *paths: str, writes: bool = False, command: str | None = None
+    ) -> None:
         """Await every before-change callback with ``paths`` (a
         :class:`~rein.harness.ports.Writes` when the change ``writes``
-        them: no deletion)."""
-        announced = Writes(paths) if writes else paths
+        them: no deletion; a :class:`~rein.harness.ports.CommandAhead`,
+        no path, before a ``command`` runs)."""
+        announced: tuple[str, ...] = (
+            CommandAhead(command) if command is not None else Writes(paths) if writes else paths
+        )
         for callback in list(self._before):
             try:
                 await callback(announced)
@@ -222,10 +228,11 @@ class RecordingWorkspace:
         there). Returns the function that removes it."""
         return self._hooks.after_change(callback)
 
-    async def before_command(self) -> None:
+    async def before_command(self, command: str = "") -> None:
         """A command of the run is about to change files nobody can name:
-        the before-change callbacks get no paths."""
-        await self._hooks.about_to_change()
+        the before-change callbacks get no paths (with its ``command``
+        line)."""
+        await self._hooks.about_to_change(command=command)
 
 
 class TrackedWorkspace(RecordingWorkspace):

@@ -63,6 +63,7 @@ __all__ = [
     "Approver",
     "BeforeChange",
     "ChangeAnnouncer",
+    "CommandAhead",
     "CommandExecutor",
     "CommandResult",
     "CommandRunner",
@@ -335,6 +336,21 @@ class Writes(tuple[str, ...]):
     __slots__ = ()
 
 
+class CommandAhead(tuple[str, ...]):
+    """What a before-change hook gets before a command of the run runs: no
+    path (nobody can name what it changes), and its command line
+    (``command``), for a hook that reads what it names (the analyzer gate:
+    a setting the command may write, :func:`~rein.analysis.setting_changes.
+    settings_named`)."""
+
+    command: str
+
+    def __new__(cls, command: str) -> CommandAhead:
+        ahead = super().__new__(cls, ())
+        ahead.command = command
+        return ahead
+
+
 @dataclass(frozen=True, slots=True)
 class AppliedChange:
     """A change a workspace has just applied (and recorded): its mutation
@@ -384,11 +400,12 @@ class ChangeAnnouncer(Protocol):
         Returns the function that removes it."""
         ...
 
-    async def before_command(self) -> None:
-        """A process of the run (``run_command``) is about to change files
-        nobody can name: the before-change callbacks are awaited with no
-        paths, so what must predate every change (the analyzer gate's
-        run-start baseline) is taken first."""
+    async def before_command(self, command: str = "") -> None:
+        """A process of the run (``run_command``, its ``command`` line) is
+        about to change files nobody can name: the before-change callbacks
+        are awaited with no paths (a :class:`CommandAhead`), so what must
+        predate every change (the analyzer gate's run-start baseline) is
+        taken first."""
         ...
 
 

@@ -240,7 +240,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 return denial
         if isinstance(ctx.env.workspace, ChangeAnnouncer):
             # The gates' baselines must predate what the command changes.
-            await ctx.env.workspace.before_command()
+            await ctx.env.workspace.before_command(command)
         changes = ctx.env.changes
         # What the command changes on disk is the run's change: counted while
         # it runs, and until the disk watcher has seen everything it wrote.
