@@ -49,5 +49,13 @@ fi
 mkdir -p "$TOOLS"
 [[ -f $TOOLS/package.json ]] || printf '{"name":"rein-test-tools","private":true}\n' >"$TOOLS/package.json"
 log "npm install ${NPM_PACKAGES[*]} into $TOOLS"
-npm install --prefix "$TOOLS" --save-exact --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >&2
+# Three tries: the registry drops a connection now and then (ECONNRESET).
+for try in 1 2 3; do
+  if npm install --prefix "$TOOLS" --save-exact --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >&2; then
+    break
+  fi
+  if [[ $try == 3 ]]; then exit 1; fi
+  log "npm install failed (try $try of 3): trying again"
+  sleep $((try * 5))
+done
 echo "$WANT" >"$STAMP"

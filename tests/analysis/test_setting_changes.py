@@ -5,6 +5,7 @@ be judged so does not pass. The real servers: tests/e2e/test_setting_changes.py.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -21,8 +22,8 @@ from rein.analysis.setting_changes import (
 from rein.harness.gate_events import Blocker
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.ports import Diagnostic
-from tests.fakes.diagnostics import SettlingFakeDiagnostics
+from rein.harness.ports import CommandAhead, Diagnostic
+from tests.fakes.diagnostics import ColdFakeDiagnostics, SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 
 
@@ -311,10 +312,16 @@ async def test_a_tool_after_the_command_does_not_hide_what_the_command_changed()
     [
         ("sed -i 's/E/ALL/' pyproject.toml", ["pyproject.toml"]),
         ("echo 'line-length = 100' >> ruff.toml", ["ruff.toml"]),
-        ("cp ../base.json ./pyrightconfig.json", ["../base.json", "./pyrightconfig.json"]),
-        ("pip install -r requirements.txt", ["requirements.txt"]),
+        ("echo 'line-length = 100' >>ruff.toml", ["ruff.toml"]),  # no space
+        ("cp ../base.json ./pyrightconfig.json", ["./pyrightconfig.json"]),
+        ("(cd sub && sed -i 's/E/ALL/' pyproject.toml)", ["pyproject.toml"]),
+        ("perl -pi -e 's/E/ALL/' pyproject.toml", ["pyproject.toml"]),
+        ("git checkout pyproject.toml", ["pyproject.toml"]),
         ("cat pyproject.toml", []),  # reads only: no deferred analysis started for it
-        ("grep ruff pyproject.toml", []),
+        ("grep -i ruff pyproject.toml", []),
+        ("git diff pyproject.toml", []),
+        ("pip install -r requirements.txt", []),  # no setting: an install
+        ("ls > files.json", []),  # no setting's name
         ("uv add rich", []),  # names none (a dependency: no setting, settings_moved)
         ("sed -i 's/x/y/' pkg/m.py", []),  # a module
         ("python3 widen.py", []),  # names none: unverified if it widens a rule
@@ -323,3 +330,82 @@ async def test_a_tool_after_the_command_does_not_hide_what_the_command_changed()
 )
 def test_a_command_names_the_settings_it_may_write(command: str, named: list[str]) -> None:
     assert settings_named(command) == named
+
+
+# Review68b.
+
+#: What the widened rules find in the unchanged other.py.
+OTHER_NEW = Diagnostic(path="other.py", line=0, message="docstring", code="D100", source="ruff")
+
+
+async def test_a_resumed_sessions_command_does_not_take_the_stored_setting_for_before() -> None:
+    """The stored run widened the rules by a command; the resumed run's
+    first command (pytest) found pyproject.toml widened already: read then,
+    it was "before the run", and the widening no setting change (a pass)."""
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await workspace.write_text("m.py", "x = 2\n")
+    await gate.before_change(CommandAhead("sed -i 's/E/ALL/' pyproject.toml"), workspace)
+    workspace.inner.files["pyproject.toml"] = WIDE  # type: ignore[attr-defined]
+    source.diagnostics = [OTHER_NEW]
+    touched = frozenset({"m.py", "pyproject.toml"})
+    assert _where(await gate.check(GateContext(1, touched, workspace))) == [("other.py", "D100")]
+    resumed = AnalyzerGate(source)
+    resumed.import_state(gate.export_state())
+    await resumed.on_run_start(2)
+    await resumed.baseline_ready()
+    await resumed.before_change(CommandAhead("pytest -q"), workspace)
+    again = await resumed.check(GateContext(2, touched, workspace))
+    assert again.unverified is not None, again.detail
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in again.detail
+
+
+async def test_a_file_a_command_changed_counts_among_those_the_snapshot_must_hold() -> None:
+    """m.py, changed by a command, has no baseline of its own, and the
+    run-start snapshot lacks it (past ruff's start-up files): with only
+    the tool-changed files asked, the verdict was taken as judged whole."""
+    source = SettlingFakeDiagnostics()
+    source.not_in_whole = {"m.py"}
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await workspace.write_text("pyproject.toml", WIDE)
+    await gate.before_change(CommandAhead("sed -i 's/1/2/' m.py"), workspace)
+    workspace.inner.files["m.py"] = "x = 2\n"  # type: ignore[attr-defined]
+    verdict = await gate.check(GateContext(1, TOUCHED, workspace))
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail
+
+
+async def test_a_command_naming_a_setting_after_a_cold_change_does_not_wait() -> None:
+    """After a cold change the run-start snapshot cannot be before every
+    change: waiting for it before the command gains nothing, and a deferred
+    analysis would be started for it."""
+    source = ColdFakeDiagnostics()
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await workspace.write_text("m.py", "x = 2\n")  # cold: the workspace is not analysed
+    ahead = CommandAhead("sed -i 's/E/ALL/' pyproject.toml")
+    # The workspace is never analysed here: a wait for it would not end.
+    await asyncio.wait_for(gate.before_change(ahead, workspace), 5)
+    assert source.log[-1] == "read_texts", source.log  # judged file by file
+
+
+async def test_a_snapshot_taken_after_a_cancelled_runs_commands_is_not_before_them() -> None:
+    """A run's command widened the rules and the run was cancelled before
+    its verdict; the next run's snapshot holds what the command changed:
+    judged against it, the widening's findings were there before."""
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    await gate.before_change(CommandAhead("sed -i 's/E/ALL/' pyproject.toml"), workspace)
+    workspace.inner.files["pyproject.toml"] = WIDE  # type: ignore[attr-defined]
+    source.diagnostics = [OTHER_NEW]
+    gate.on_run_end()  # cancelled: no verdict
+    await gate.on_run_start(1)
+    await gate.baseline_ready()
+    touched = frozenset({"pyproject.toml"})  # carried: not validated
+    verdict = await gate.check(GateContext(2, touched, workspace))
+    assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail

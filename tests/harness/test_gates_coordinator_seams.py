@@ -95,12 +95,14 @@ async def test_the_coordinator_passes_on_the_closure_and_open_files_mode() -> No
 
 def test_an_editors_settings_are_told_from_its_modules() -> None:
     """The editor's diagnostics do not say what they cover. Taken to cover
-    every file, a changed pyproject.toml was no setting there: it was shown
-    to the editor as it was (a document its analyzers do not read settings
-    from), the errors its new rules brought in unchanged files were "there
-    without the run's changes too", and the verdict passed (review68)."""
+    every file, a changed pyproject.toml was no setting there, and a module
+    edited after it passed: its own baseline, taken then, held the new
+    rules' findings (review68). A .gitignore, a licence, a lockfile or a
+    data file is no setting (review68b: each made every later verdict of
+    the session unverified)."""
     editor = DiagnosticsCoordinator(FakeDiagnostics())
-    paths = ("pkg/m.py", "web/app.ts", "nb.ipynb", "notes.md", "pyproject.toml", "tsconfig.json")
+    paths = ("pkg/m.py", "web/app.ts", "nb.ipynb", "notes.md", ".gitignore", "LICENSE")
+    paths += ("package-lock.json", "data/rows.json", "pyproject.toml", "tsconfig.json")
     assert [p for p in (*paths, "go.mod") if not editor.covers(p)] == [
         "pyproject.toml",
         "tsconfig.json",

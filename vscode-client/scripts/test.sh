@@ -20,7 +20,14 @@ images_sum() { find ../docs/images -type f -print0 2>/dev/null | sort -z | xargs
 images_before=$(images_sum)
 
 step "npm ci"
-npm ci --no-audit --no-fund --loglevel=error
+# The registry drops a connection now and then (ECONNRESET in a CI run of
+# 2026-12-08): three tries, a few seconds apart, before the suite fails.
+for try in 1 2 3; do
+  if npm ci --no-audit --no-fund --loglevel=error; then break; fi
+  if [[ $try == 3 ]]; then exit 1; fi
+  echo "npm ci failed (try $try of 3): trying again" >&2
+  sleep $((try * 5))
+done
 
 step "chromium"
 if ! command -v chromium >/dev/null 2>&1; then

@@ -121,6 +121,7 @@ class RunBaselines:
         #: ``baseline`` was taken before any change it judges: no cold one,
         #: none kept from an earlier run or a stored session.
         self._snapshot_clean = False
+        self._commanded_at_start = False
         #: This verdict judged every file against ``baseline``, a setting
         #: having changed (:meth:`settings_judged`).
         self._judged_from_start = False
@@ -245,6 +246,9 @@ class RunBaselines:
         source = self.diagnostics
         deferred = isinstance(source, DeferredWorkspace) and source.workspace_deferred()
         self._snapshot_clean = False  # the kept one's, until this one is taken
+        # A command since the last validation, before this run (a stored
+        # session's, a cancelled run's): the snapshot is of what it changed.
+        self._commanded_at_start = self.commanded
         self.snapshot.start(self._take_baseline(generation), deferred=deferred)
 
     async def _take_baseline(self, generation: int) -> None:
@@ -257,7 +261,7 @@ class RunBaselines:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
-        self._snapshot_clean = not self._after_change and not self.files
+        self._snapshot_clean = not (self._after_change or self.files or self._commanded_at_start)
         self._before_run, self.outside = {}, []
         if not self.unvalidated:
             # The new snapshot covers the importers opened so far.
@@ -296,6 +300,9 @@ class RunBaselines:
         self.unvalidated = bool(self.files) or self.unvalidated
         self.installed = True  # what was installed before the store is not known
         self.commanded = True  # nor what a command did
+        # Nor what pyproject.toml said before the stored run's commands (not
+        # stored: it may hold an index's token), unless a tool captured it.
+        self._project_before, self._project_read = None, PROJECT not in self.files
 
     def on_validated(self) -> None:
         """Every change passed: the next changes get fresh baselines."""
@@ -329,9 +336,17 @@ class RunBaselines:
             await self._before_change(paths, workspace)
 
     async def _before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
-        if isinstance(paths, CommandAhead) and settings_named(paths.command):
-            # A command that may write a setting: the run-start snapshot
-            # first, as for a tool's change of one (:mod:`rein.analysis.setting_changes`).
+        if (
+            isinstance(paths, CommandAhead)
+            and not self.files
+            and not self._after_change
+            and open_files_only(self.diagnostics) is None
+            and settings_named(paths.command)
+        ):
+            # A command that may write a setting, before any change of the
+            # run: the run-start snapshot first, as for a tool's change of
+            # one (:mod:`rein.analysis.setting_changes`); after a change, or
+            # open files only, it could not judge every file.
             await self.ready()
         cold = self.cold()
         self.commanded = self.commanded or not paths
@@ -468,7 +483,7 @@ class RunBaselines:
         run-start snapshot holds every file judged as it was before the run,
         every baseline is made its entries
         (:func:`~rein.analysis.setting_changes.judged_from_run_start`)."""
-        if self._whole_before_run() and await settings_moved(
+        if self._whole_before_run(touched) and await settings_moved(
             self.diagnostics, touched, self._text_before_run, workspace
         ):
             judged_from_run_start(self.files, self.late, self._run_start)
@@ -482,12 +497,14 @@ class RunBaselines:
         baseline = self.files.get(path)
         return baseline.text_before_the_run if baseline is not None else None
 
-    def _whole_before_run(self) -> bool:
-        """The run-start snapshot holds every file judged (the changed ones,
-        a renamed one's old path, the importers) as it was before the run:
-        taken before any change it judges, settled, by analyzers checking the
-        whole workspace, each of those files in it
-        (:class:`~rein.harness.gating.gate_types.WholeCoverage`)."""
+    def _whole_before_run(self, touched: Collection[str]) -> bool:
+        """The run-start snapshot holds every file judged (the changed ones
+        in ``touched``, a renamed one's old path, the importers) as it was
+        before the run: taken before any change it judges, settled, by
+        analyzers checking the whole workspace, each of those files in it
+        (:class:`~rein.harness.gating.gate_types.WholeCoverage`: a file a
+        command changed too, with no baseline of its own; the editor's
+        diagnostics hold none)."""
         baseline = self.baseline
         if baseline is None or baseline.stale or not self._snapshot_clean:
             return False
@@ -496,8 +513,9 @@ class RunBaselines:
         source = self.diagnostics
         if not isinstance(source, WholeCoverage):
             return True
-        paths = [b.renamed_from or b.path for b in self.files.values() if b.existed]
-        return all(source.in_whole_snapshot(p) for p in [*paths, *self.late])
+        paths = {b.renamed_from or b.path for b in self.files.values() if b.existed}
+        paths |= {p for p in touched if p not in self.files}
+        return all(source.in_whole_snapshot(p) for p in [*sorted(paths), *self.late])
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
         return tuple(self._by_path.get(self.baseline, path))

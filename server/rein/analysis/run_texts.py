@@ -37,8 +37,9 @@ __all__ = [
 
 def analysed(source: object, paths: Collection[str]) -> frozenset[str]:
     """The changed files among ``paths`` that ``source`` covers (a source
-    that does not say covers all): the others (a README, a JSON file)
-    cannot change diagnostics."""
+    that does not say covers all; the editor's, through the coordinator,
+    all but the settings): the others (a README, a JSON file) cannot change
+    diagnostics."""
     if not isinstance(source, CoveringDiagnostics):
         return frozenset(paths)
     return frozenset(p for p in paths if source.covers(p))

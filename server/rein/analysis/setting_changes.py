@@ -24,11 +24,12 @@ verdict that finds nothing blocking is unverified and says why
 (:func:`unseen_setting`); what blocks still blocks.
 
 A command that names a setting and may write (``sed -i ... pyproject.toml``,
-``echo ... >> ruff.toml``: :func:`settings_named`) waits for the run-start
-snapshot before it runs, as a tool's change of a setting does: taken then,
-it is before every change, and the verdict judges every file against it
-(a session whose workspace analysis is deferred, attrs: its 117 new
-findings blocked, exactly, rather than an unverified verdict).
+``echo ... >> ruff.toml``: :func:`settings_named`), before any change of
+the run, waits for the run-start snapshot before it runs, as a tool's
+change of a setting does: taken then, it is before every change, and the
+verdict judges every file against it (attrs, in a session whose workspace
+analysis is deferred: the 139 new findings, 117 distinct file, line and
+rule, blocked exactly, rather than an unverified verdict).
 
 A ``pyproject.toml`` changed in its dependency lists only (a dependency
 added by an edit, ``uv add`` or ``poetry add``) is no changed setting
@@ -164,21 +165,27 @@ def unseen_setting(outcome: GateOutcome, settings: Collection[str]) -> GateOutco
 
 
 #: What makes a command one that may write the files it names: an in-place
-#: edit, a redirection, a program that writes or moves files, an
-#: interpreter running code.
+#: edit, a redirection, a program that writes, moves or takes back files.
 _WRITES = re.compile(
-    r"(?:^|[\s;&|(])(?:-i\S*|--in-place\S*|>>?|tee|mv|cp|rm|install|patch|truncate|dd"
-    r"|git|python[0-9.]*|perl|ruby|node|awk|gawk|ed|ex|vi|vim)(?=$|[\s;&|)])"
+    r"(?:^|[\s;&|(])(?:>>?|tee|mv|cp|rm|truncate|patch|dd)(?=$|[\s;&|)])"
+    r"|>"
+    r"|\b(?:sed|perl)\b[^;&|]*\s(?:-[a-zA-Z]*i\S*|--in-place\S*)"
+    r"|\bgit\s+(?:checkout|restore|apply|stash|reset|mv|rm)\b"
 )
 
 
 def settings_named(command: str) -> list[str]:
-    """The settings the analyzers read that ``command`` names where it may
-    write (:data:`_WRITES`): a reading command (``cat pyproject.toml``)
-    names none, so that it does not start a deferred workspace analysis."""
+    """The settings the analyzers read (:data:`~rein.harness.gating.
+    analyzer_inputs.SETTING_NAMES`) that ``command`` names where it may
+    write (:data:`_WRITES`): a reading command (``cat pyproject.toml``,
+    ``grep -i ruff pyproject.toml``, ``git diff pyproject.toml``) names none,
+    so that it does not start a deferred workspace analysis."""
     try:
         words = shlex.split(command, comments=True, posix=True)
     except ValueError:
         words = command.split()
-    named = sorted({w for w in words if "." in w.rsplit("/", 1)[-1] and read_not_checked(w)})
-    return named if named and _WRITES.search(" ".join(words)) else []
+    # A redirection's target and a subshell's last word: ``>pyproject.toml``,
+    # ``pyproject.toml)``.
+    bare = (w.lstrip("<>").rstrip(");&|") for w in words)
+    named = sorted({w for w in bare if w and read_not_checked(w)})
+    return named if named and _WRITES.search(command) else []

@@ -60,6 +60,7 @@ from rein.harness.analyzer_servers import PRESETS
 
 __all__ = [
     "CODE_EXTENSIONS",
+    "SETTING_NAMES",
     "AnalyzerInput",
     "analyzer_input",
     "custom_analyzers",
@@ -187,12 +188,28 @@ def never_read(path: str, *, custom: bool = False) -> bool:
     return analyzer_input(path, custom=custom) == "unread"
 
 
+#: The presets' settings, by name: what the analyzers read their rules,
+#: modes and paths from (and ``.eslintrc*``, ``tsconfig*.json``,
+#: ``eslint.config.*`` by how they start).
+SETTING_NAMES = frozenset(
+    {"pyproject.toml", "ruff.toml", ".ruff.toml", "pyrightconfig.json", "jsconfig.json",
+     "package.json", "biome.json", "biome.jsonc", "compile_commands.json",
+     "compile_flags.txt", ".clangd", ".clang-tidy", "go.mod", "go.work", ".shellcheckrc"}
+)  # fmt: skip
+_SETTING_PREFIXES = (".eslintrc", "tsconfig", "eslint.config.")
+
+
 def read_not_checked(path: str) -> bool:
-    """A file the presets read that none checks as a document of its own: a
-    setting (``pyproject.toml``, ``tsconfig.json``), a manifest, an
-    environment's file; not a source file nor a notebook. An editor, whose
-    diagnostics do not say what they cover, is taken to check every file
-    but these (:meth:`~rein.harness.gating.coordinators.DiagnosticsCoordinator.covers`)."""
-    if analyzer_input(path) != "read":
-        return False
-    return _suffix(path.rsplit("/", 1)[-1]) not in CODE_EXTENSIONS | {".ipynb"}
+    """A setting of the presets (:data:`SETTING_NAMES`, basedpyright's
+    ``.basedpyright/baseline.json``): read by the analyzers, checked by none
+    as a document of its own. An editor, whose diagnostics do not say what
+    they cover, is taken to check every file but these
+    (:meth:`~rein.harness.gating.coordinators.DiagnosticsCoordinator.covers`):
+    a change of one is a changed setting there. Narrower than what
+    :func:`analyzer_input` calls read (a ``.gitignore``, a ``LICENSE``, a
+    lockfile, a data file would make every verdict of an editor's session
+    unverified, review68b)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in SETTING_NAMES or name.startswith(_SETTING_PREFIXES):
+        return True
+    return "/".join(path.split("/")[-2:]) == ".basedpyright/baseline.json"

@@ -188,7 +188,8 @@ class CoveringDiagnostics(Protocol):
     paths the workspace filter skips). A changed source file it does not
     cover was analysed by nobody: the analyzer gate names it and its verdict
     is "unverified", never "passed". A source without this (the editor's
-    diagnostics cover whatever the editor analyses) is taken to cover all."""
+    diagnostics) is taken by the coordinator to cover every file but the
+    presets' settings (:func:`~rein.harness.gating.analyzer_inputs.read_not_checked`)."""
 
     def covers(self, path: str) -> bool: ...
 
@@ -198,7 +199,9 @@ class WholeCoverage(Protocol):
     """A source that can say which files its whole-workspace snapshot holds
     for every analyzer (the headless pool: an analyzer without a workspace
     diagnostic mode, ruff, checks only the files start-up opens, the first
-    ``maxFiles``). A source without this holds every file it analyses."""
+    ``maxFiles``). The coordinator answers False for a source without this
+    (the editor's diagnostics hold what its servers checked); the analyzer
+    gate takes any other source without it to hold every file."""
 
     def in_whole_snapshot(self, path: str) -> bool:
         """Every analyzer that checks ``path`` reports it in a
