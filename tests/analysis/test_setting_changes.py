@@ -255,6 +255,22 @@ async def test_a_stale_run_start_snapshot_does_not_judge_every_file() -> None:
     assert "a setting the analyzers read from the disk changed (pyproject.toml)" in verdict.detail
 
 
+PROJECT_TEXT = '[project]\nname = "app"\ndependencies = []\n\n' + NARROW
+
+
+async def _stale_start_with_a_project() -> tuple[TrackedWorkspace, AnalyzerGate]:
+    """A run whose run-start snapshot is stale (it cannot judge every file),
+    in a workspace whose pyproject.toml names dependencies and ruff's rules."""
+    source = SettlingFakeDiagnostics()
+    workspace, gate = _world(source)
+    workspace.inner.files["pyproject.toml"] = PROJECT_TEXT  # type: ignore[attr-defined]
+    source.stale = True
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    source.stale = False
+    return workspace, gate
+
+
 @pytest.mark.parametrize(
     ("command", "unseen"),
     [
@@ -269,16 +285,9 @@ async def test_a_command_adding_a_dependency_changes_no_setting(
     ``uv add`` changes no setting; a command widening ruff's rules does,
     and the verdict, not judged against a whole run-start snapshot (stale
     here), is unverified."""
-    source = SettlingFakeDiagnostics()
-    workspace, gate = _world(source)
-    project = '[project]\nname = "app"\ndependencies = []\n\n' + NARROW
-    workspace.inner.files["pyproject.toml"] = project  # type: ignore[attr-defined]
-    source.stale = True
-    await gate.on_run_start(0)
-    await gate.baseline_ready()
-    source.stale = False
+    workspace, gate = await _stale_start_with_a_project()
     await gate.before_change((), workspace)  # a command is about to run
-    changed = project.replace("dependencies = []", 'dependencies = ["rich"]')
+    changed = PROJECT_TEXT.replace("dependencies = []", 'dependencies = ["rich"]')
     if "lint" in command:
         changed = changed.replace('["E"]', '["ALL"]')
     workspace.inner.files["pyproject.toml"] = changed  # type: ignore[attr-defined]
@@ -291,16 +300,9 @@ async def test_a_tool_after_the_command_does_not_hide_what_the_command_changed()
     """The command widened ruff's rules; a tool then added a dependency:
     its capture is of the text after the command, and compared with that,
     only a dependency changed. The text before the command is the run's."""
-    source = SettlingFakeDiagnostics()
-    workspace, gate = _world(source)
-    project = '[project]\nname = "app"\ndependencies = []\n\n' + NARROW
-    workspace.inner.files["pyproject.toml"] = project  # type: ignore[attr-defined]
-    source.stale = True
-    await gate.on_run_start(0)
-    await gate.baseline_ready()
-    source.stale = False
+    workspace, gate = await _stale_start_with_a_project()
     await gate.before_change((), workspace)
-    widened = project.replace('["E"]', '["ALL"]')
+    widened = PROJECT_TEXT.replace('["E"]', '["ALL"]')
     workspace.inner.files["pyproject.toml"] = widened  # type: ignore[attr-defined]
     await workspace.write_text("pyproject.toml", widened.replace("[]", '["rich"]'))
     verdict = await gate.check(GateContext(1, frozenset({"pyproject.toml"}), workspace))
