@@ -55,9 +55,9 @@ from rein.analysis.gate_state import exported, imported
 from rein.analysis.open_files_first import ByPath, own_first
 from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach_verdict import open_files_only
-from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed, text_now
+from rein.analysis.run_texts import analysed, before_and_now, reader, settings_changed
 from rein.analysis.setting_changes import (
-    PROJECT,
+    ProjectBefore,
     judged_from_run_start,
     settings_moved,
     settings_named,
@@ -125,11 +125,8 @@ class RunBaselines:
         #: This verdict judged every file against ``baseline``, a setting
         #: having changed (:meth:`settings_judged`).
         self._judged_from_start = False
-        #: ``pyproject.toml``'s text before the first command since the last
-        #: validation, no tool having changed it first (None: not known;
-        #: ``_project_read``: that command came).
-        self._project_before: str | None = None
-        self._project_read = False
+        #: pyproject.toml before the run's commands (``uv add``).
+        self.project = ProjectBefore()
         #: Of those, the files out of the changes' reach (:mod:`rein.analysis.closure`).
         self.outside: list[str] = []
         #: The run-start snapshot being taken in the background.
@@ -236,7 +233,7 @@ class RunBaselines:
             # run's. Without this, a file the person made after it and the
             # run then deleted was "never a file" (review28: a false pass).
             self._release()
-            self._project_before, self._project_read = None, False
+            self.project.forget()
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self.texts_before = None  # nothing unvalidated: a command reads them afresh
@@ -300,9 +297,7 @@ class RunBaselines:
         self.unvalidated = bool(self.files) or self.unvalidated
         self.installed = True  # what was installed before the store is not known
         self.commanded = True  # nor what a command did
-        # Nor what pyproject.toml said before the stored run's commands (not
-        # stored: it may hold an index's token), unless a tool captured it.
-        self._project_before, self._project_read = None, PROJECT not in self.files
+        self.project.unknown(self.files)  # nor what pyproject.toml said
 
     def on_validated(self) -> None:
         """Every change passed: the next changes get fresh baselines."""
@@ -313,7 +308,7 @@ class RunBaselines:
         self._per_file = self._per_file_ready = None
         self.ahead.stop()  # a command's baseline still being taken is of changes validated
         self.unvalidated = False
-        self._project_before, self._project_read = None, False
+        self.project.forget()
         self.installed = False
         self.commanded = False
         self.dependencies_installed = False
@@ -350,10 +345,8 @@ class RunBaselines:
             await self.ready()
         cold = self.cold()
         self.commanded = self.commanded or not paths
-        if not paths and PROJECT not in self.files and not self._project_read:
-            # Before a command that may change its dependency lists (uv add).
-            self._project_before = await text_now(workspace, PROJECT)
-            self._project_read = True
+        if not paths:
+            await self.project.before_command(workspace, self.files)
         source = self.diagnostics
         if (
             self.owed.paths
@@ -490,12 +483,7 @@ class RunBaselines:
             self._judged_from_start = True
 
     def _text_before_run(self, path: str) -> str | None:
-        """``path``'s text before the run, where known: read before the
-        run's first command, else captured by a tool's first change."""
-        if path == PROJECT and self._project_read:
-            return self._project_before
-        baseline = self.files.get(path)
-        return baseline.text_before_the_run if baseline is not None else None
+        return self.project.text_before_run(path, self.files)
 
     def _whole_before_run(self, touched: Collection[str]) -> bool:
         """The run-start snapshot holds every file judged (the changed ones

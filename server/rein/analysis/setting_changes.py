@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 import shlex
 import tomllib
-from collections.abc import Callable, Collection, MutableMapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -59,6 +59,7 @@ from rein.harness.ports import Diagnostic, Workspace
 
 __all__ = [
     "PROJECT",
+    "ProjectBefore",
     "dependencies_only",
     "judged_from_run_start",
     "settings_moved",
@@ -80,6 +81,38 @@ UNREAD = (
 #: The project file a run changes in its dependency lists (an edit, ``uv
 #: add``, ``poetry add``): its text is kept before the run's first command.
 PROJECT = "pyproject.toml"
+
+
+class ProjectBefore:
+    """``pyproject.toml``'s text before the first command since the last
+    validation (``uv add`` changes its dependency lists only), where no tool
+    changed it first; read once, forgotten when the changes are validated."""
+
+    def __init__(self) -> None:
+        self._text: str | None = None
+        self._read = False  # that command came (None text: not known)
+
+    async def before_command(self, workspace: Workspace, files: Mapping[str, FileBaseline]) -> None:
+        """A command is about to run: its text is read, once."""
+        if PROJECT not in files and not self._read:
+            self._text, self._read = await text_now(workspace, PROJECT), True
+
+    def forget(self) -> None:
+        self._text, self._read = None, False
+
+    def unknown(self, files: Mapping[str, FileBaseline]) -> None:
+        """A session restored from the store: its text before the stored
+        run's commands is not known (not stored: it may hold an index's
+        token), unless a tool captured it."""
+        self._text, self._read = None, PROJECT not in files
+
+    def text_before_run(self, path: str, files: Mapping[str, FileBaseline]) -> str | None:
+        """``path``'s text before the run, where known: read before the run's
+        first command, else captured by a tool's first change."""
+        if path == PROJECT and self._read:
+            return self._text
+        baseline = files.get(path)
+        return baseline.text_before_the_run if baseline is not None else None
 
 
 async def settings_moved(
